@@ -1,0 +1,102 @@
+// Application: one DPS program instance; what `main` creates first. It owns the runtime and picks
+// the backend: N nodes in this process for now (the TCP and simulated backends come in through the
+// same constructor). Several applications can live in one process.
+//
+//   int main(int argc, char** argv) {
+//     dps::Application app(argc, argv);                        // --nodes N --workers W
+//     auto master  = app.threads<Master>("master", 1);
+//     auto workers = app.threads<Worker>("workers", app.nodes());
+//     auto graph   = app.graph(dps::op<Cut>(master) >> dps::op<Add>(workers) >> dps::op<Gather>(master));
+//     Partial total = graph.call(Range{0, 1'000'000}).get();
+//   }
+#pragma once
+
+#include "dps/backend.hpp"
+#include "dps/detail/context.hpp"
+#include "dps/detail/state_box.hpp"
+#include "dps/graph.hpp"
+#include "dps/runtime.hpp"
+#include "dps/threads.hpp"
+#include "dps/trace.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dps {
+
+struct ApplicationOptions {
+  std::size_t nodes = 4;
+  std::size_t workers = 0;  // OS threads running DPS threads; 0: one per core
+};
+
+// A user phase (e.g. an LU iteration), recorded in the trace from construction to end().
+class Phase {
+ public:
+  Phase(Runtime& runtime, std::string name);
+  Phase(Phase&& other) noexcept;
+  Phase& operator=(Phase&&) = delete;
+  ~Phase() { end(); }
+  void end();
+
+ private:
+  Runtime* runtime_;
+  std::string name_;
+};
+
+class Application {
+ public:
+  explicit Application(ApplicationOptions options = {});
+  // Reads --nodes N and --workers W; every other argument is left in args(). Throws
+  // std::invalid_argument with a one-line reason on a bad value.
+  Application(int argc, char** argv);
+  ~Application();
+  Application(const Application&) = delete;
+  Application& operator=(const Application&) = delete;
+
+  static const char* options_help();
+  const std::vector<std::string>& args() const noexcept { return args_; }
+
+  std::size_t nodes() const { return backend_->nodes().size(); }
+  std::vector<NodeId> node_ids() const { return backend_->nodes(); }
+  NodeId add_node();
+  // Migrates every thread of `node` to the other nodes, then stops it.
+  void remove_node(NodeId node);
+
+  template <class State>
+  Threads<State> threads(std::string name, std::size_t count) {
+    return threads<State>(std::move(name), count, [](std::size_t) { return State{}; });
+  }
+  // make(index) builds the state of the index-th thread, also for threads added later.
+  template <class State, class Make>
+  Threads<State> threads(std::string name, std::size_t count, Make make) {
+    ThreadsCore& core = runtime_->make_collection(std::move(name), [make](std::size_t index) {
+      return std::unique_ptr<detail::StateBox>(new detail::StateBoxOf<State>(make(index)));
+    });
+    Threads<State> handle(core);
+    handle.add(count);
+    return handle;
+  }
+
+  template <class In, class Out>
+  Graph<In, Out> graph(const Chain<In, Out>& chain, std::string name = "graph") {
+    return Graph<In, Out>(*runtime_, chain, std::move(name));
+  }
+
+  void trace_to(TraceSink* sink) { runtime_->trace_to(sink); }
+  Phase phase(std::string name) { return Phase(*runtime_, std::move(name)); }
+
+  Runtime& runtime() noexcept { return *runtime_; }
+  Backend& backend() noexcept { return *backend_; }
+
+ private:
+  void start(ApplicationOptions options);
+
+  std::vector<std::string> args_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Runtime> runtime_;
+  bool owns_context_ = false;
+};
+
+}  // namespace dps

@@ -1,0 +1,65 @@
+// Backend: the narrow interface between the kernel and the world it runs in. The kernel decides what
+// runs where and in which order; a backend provides nodes, runs DPS threads on them, moves envelopes
+// between nodes and keeps the clock. Three implementations: LocalBackend (N nodes in one process on a
+// TBB arena), the TCP backend (net/) and the simulator (sim/, virtual time, one OS thread).
+//
+//   class MyBackend final : public dps::Backend {
+//     void schedule(dps::Thread& t) override { pool.submit([&t, this] { while (t.run(256)) {} }); }
+//     ...
+//   };
+#pragma once
+
+#include "dps/envelope.hpp"
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dps {
+
+class Runtime;
+class Thread;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  // Called once by the Runtime that owns this backend, before anything runs.
+  virtual void attach(Runtime& runtime) = 0;
+
+  // --- nodes ---
+  virtual std::vector<NodeId> nodes() const = 0;  // live nodes, ascending
+  virtual NodeId local_node() const = 0;          // the node that makes calls (node 0 coordinates)
+  virtual NodeId add_node() = 0;                  // starts a node (the launcher starts an instance)
+  virtual void remove_node(NodeId node) = 0;      // the kernel has moved every thread away first
+
+  // --- execution ---
+  // `thread` has work: call thread.run(budget) on its node until it returns false. Never called again
+  // for the same thread before run() returned false (the mailbox guarantees one schedule in flight).
+  virtual void schedule(Thread& thread) = 0;
+  // Deliver `e` to `to`, which runs on another node than `from` (same-node delivery bypasses the
+  // backend: it is a move). The backend eventually calls runtime.enqueue(to, e) where `to` lives.
+  virtual void send(NodeId from, Thread& to, Envelope* e) = 0;
+  // Move a thread's serialized state to `to`; the thread's mailbox follows it.
+  virtual void migrate(Thread& thread, NodeId to, std::string state) = 0;
+  // Block until no thread is scheduled or running (used at shutdown).
+  virtual void quiesce() = 0;
+
+  // --- time and modelling ---
+  virtual double now() const = 0;  // seconds since the application started (virtual under simulation)
+  // Every co_await ends an atomic step and returns control to the backend (the simulator needs this;
+  // real backends let an operation continue when nothing blocks it).
+  virtual bool steps_yield() const { return false; }
+  // dps::compute charges its estimate instead of running its function (partial direct execution).
+  virtual bool models_compute() const { return false; }
+  virtual void charge(Thread& thread, double seconds) { (void)thread, (void)seconds; }
+  // LargeArray payloads allocate their data (false under NOALLOC simulation).
+  virtual bool allocates_payloads() const { return true; }
+  // Advance the world until done() holds; false if the backend runs on its own and callers just wait.
+  virtual bool drive_until(const std::function<bool()>& done) { (void)done; return false; }
+};
+
+}  // namespace dps

@@ -1,0 +1,36 @@
+// The execution context of the calling OS thread: which runtime, DPS thread and operation instance it is
+// running. Set by the runtime around every atomic step (and by Application on the thread that built it),
+// so free functions such as dps::compute and LargeArray can ask the right backend without globals.
+#pragma once
+
+namespace dps {
+class Runtime;
+class Thread;
+class Activity;
+}  // namespace dps
+
+namespace dps::detail {
+
+struct Context {
+  Runtime* runtime = nullptr;
+  Thread* thread = nullptr;
+  Activity* activity = nullptr;
+};
+
+Context& current() noexcept;
+
+class ContextScope {
+ public:
+  explicit ContextScope(Context next) noexcept : saved_(current()) { current() = next; }
+  ~ContextScope() { current() = saved_; }
+  ContextScope(const ContextScope&) = delete;
+  ContextScope& operator=(const ContextScope&) = delete;
+
+ private:
+  Context saved_;
+};
+
+// Whether payload types should allocate their data (false in NOALLOC simulations).
+bool payload_allocation_enabled() noexcept;
+
+}  // namespace dps::detail

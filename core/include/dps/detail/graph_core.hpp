@@ -1,0 +1,48 @@
+// The type-erased form of a graph the kernel runs: a chain of vertices, each an operation bound to a
+// thread collection and a route, with each merge and stream matched to the producer whose frame it
+// closes. Built and checked by dps::Graph; immutable afterwards and kept alive by the runtime.
+#pragma once
+
+#include "dps/payload.hpp"
+#include "dps/route.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+namespace dps {
+
+class Thread;
+class Activity;
+class ThreadsCore;
+
+enum class OpKind : std::uint8_t { Split, Leaf, Merge, Stream };
+
+const char* to_string(OpKind kind) noexcept;
+
+struct VertexSpec {
+  OpKind kind = OpKind::Leaf;
+  std::string name;
+  ThreadsCore* threads = nullptr;
+  detail::RouteFn route;
+  std::uint32_t window = 0;  // split and stream: objects of one frame in flight at most (0: unlimited)
+  void (*run_leaf)(Thread&, Payload&) = nullptr;  // leaf: replaces the input by the output
+  Activity* (*make_activity)() = nullptr;         // split, merge, stream
+};
+
+struct GraphCore {
+  static constexpr std::uint32_t kSink = UINT32_MAX;  // "vertex" that completes the call
+
+  std::string name;
+  std::vector<std::shared_ptr<const VertexSpec>> vertices;
+  std::vector<std::uint32_t> match;  // merge/stream: the vertex whose frame it closes
+
+  std::uint32_t next(std::uint32_t v) const noexcept {
+    return v + 1 < vertices.size() ? v + 1 : kSink;
+  }
+  const VertexSpec& operator[](std::uint32_t v) const noexcept { return *vertices[v]; }
+};
+
+}  // namespace dps

@@ -1,0 +1,51 @@
+// Mailbox: the lock-free multi-producer queue of one DPS thread, which also knows whether its thread
+// is scheduled. Producers push with one CAS; the consumer takes everything at once with one exchange.
+// push() returns true exactly when the mailbox was idle, i.e. when the caller must schedule the thread.
+#pragma once
+
+#include "dps/envelope.hpp"
+
+#include <atomic>
+
+namespace dps::detail {
+
+class Mailbox {
+ public:
+  Mailbox() = default;
+  Mailbox(const Mailbox&) = delete;
+  Mailbox& operator=(const Mailbox&) = delete;
+
+  bool push(Envelope* e) noexcept {
+    Envelope* old = head_.load(std::memory_order_relaxed);
+    do {
+      e->next = old == idle() ? nullptr : old;
+    } while (!head_.compare_exchange_weak(old, e, std::memory_order_release, std::memory_order_relaxed));
+    return old == idle();
+  }
+
+  // Consumer only: everything pushed so far, oldest first (nullptr if none). The mailbox stays busy.
+  Envelope* take() noexcept {
+    Envelope* list = head_.exchange(nullptr, std::memory_order_acquire);
+    if (list == idle()) list = nullptr;
+    Envelope* fifo = nullptr;
+    while (list) {
+      Envelope* next = list->next;
+      list->next = fifo;
+      fifo = list;
+      list = next;
+    }
+    return fifo;
+  }
+
+  // Consumer only: mark idle; false if something arrived meanwhile (keep running).
+  bool try_idle() noexcept {
+    Envelope* expected = nullptr;
+    return head_.compare_exchange_strong(expected, idle(), std::memory_order_acq_rel);
+  }
+
+ private:
+  static Envelope* idle() noexcept { return reinterpret_cast<Envelope*>(alignof(Envelope)); }
+  std::atomic<Envelope*> head_{idle()};
+};
+
+}  // namespace dps::detail

@@ -1,0 +1,125 @@
+// Envelope: what travels between DPS threads. A data envelope carries one object to one vertex of a
+// graph, with the stack of split frames it descends from; control envelopes carry the frame protocol
+// (a merge registering with its split, frame close, flow-control credit) and thread management.
+//
+// Every envelope lives in exactly one place at a time (a mailbox, an operation's input queue, the
+// wire), so a payload is moved from its producer to its consumer and never copied.
+#pragma once
+
+#include "dps/payload.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+namespace dps {
+
+class Thread;
+struct GraphCore;
+
+using CallId = std::uint64_t;
+using FrameId = std::uint64_t;
+using NodeId = std::uint32_t;
+
+// One execution of a split (or stream): the objects it posts carry this frame until the matching merge.
+struct Frame {
+  FrameId id = 0;
+  Thread* home = nullptr;        // the thread running the producer; it keeps the frame's count and credit
+  std::uint64_t parent_seq = 0;  // position of the producer's input in the enclosing frame
+  std::uint32_t opener = 0;      // vertex of the producer
+};
+
+// A stack of frames, inline up to kInline deep (nesting deeper than that is rare and still works).
+class FrameStack {
+ public:
+  static constexpr std::uint32_t kInline = 3;
+
+  FrameStack() = default;
+  FrameStack(const FrameStack& other) { assign(other); }
+  FrameStack& operator=(const FrameStack& other) {
+    if (this != &other) assign(other);
+    return *this;
+  }
+  FrameStack(FrameStack&& other) noexcept
+      : size_(other.size_), capacity_(other.capacity_), heap_(std::move(other.heap_)) {
+    std::copy_n(other.inline_, kInline, inline_);
+    other.size_ = 0;
+    other.capacity_ = kInline;
+  }
+  FrameStack& operator=(FrameStack&& other) noexcept {
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, kInline);
+    heap_ = std::move(other.heap_);
+    std::copy_n(other.inline_, kInline, inline_);
+    return *this;
+  }
+
+  bool empty() const noexcept { return size_ == 0; }
+  std::uint32_t size() const noexcept { return size_; }
+  const Frame& top() const noexcept { return data()[size_ - 1]; }
+  const Frame& operator[](std::uint32_t i) const noexcept { return data()[i]; }
+  void pop() noexcept { --size_; }
+  void push(const Frame& f) {
+    if (size_ == capacity_) grow();
+    data()[size_++] = f;
+  }
+
+ private:
+  Frame* data() noexcept { return heap_ ? heap_.get() : inline_; }
+  const Frame* data() const noexcept { return heap_ ? heap_.get() : inline_; }
+  void assign(const FrameStack& other) {
+    size_ = 0;
+    if (other.size_ > capacity_) {
+      heap_.reset(new Frame[other.size_]);
+      capacity_ = other.size_;
+    }
+    std::copy_n(other.data(), other.size_, data());
+    size_ = other.size_;
+  }
+  void grow() {
+    std::unique_ptr<Frame[]> bigger(new Frame[capacity_ * 2]);
+    std::copy_n(data(), size_, bigger.get());
+    heap_ = std::move(bigger);
+    capacity_ *= 2;
+  }
+
+  std::uint32_t size_ = 0;
+  std::uint32_t capacity_ = kInline;
+  Frame inline_[kInline];
+  std::unique_ptr<Frame[]> heap_;
+};
+
+enum class Message : std::uint8_t {
+  Data,      // payload for `vertex` of `graph`
+  Register,  // merge/stream side -> frame home: `peer` received objects of `frame`
+  Grant,     // home -> registrant: `peer` owns `frame` (count = -1 while the producer still runs)
+  Close,     // home -> owner: the producer of `frame` finished after posting `count` objects
+  Credit,    // owner -> home: `count` objects of `frame` were consumed
+  Done,      // owner -> home: the consumer of `frame` finished; no object of it remains anywhere
+  Release,   // home -> forwarders: forget `frame`
+  Abort,     // runtime -> every thread: `call` failed; drop its work
+  Retire,    // runtime -> thread: it left its collection; drain and hand back the state
+  Migrate,   // runtime -> thread: move to node `count` with its state
+};
+
+struct Envelope {
+  static void* operator new(std::size_t bytes);
+  static void operator delete(void* p) noexcept;
+
+  Envelope* next = nullptr;  // mailbox link
+  Message kind = Message::Data;
+  std::uint32_t vertex = 0;
+  const GraphCore* graph = nullptr;
+  CallId call = 0;
+  std::uint64_t seq = 0;  // position of this object in its innermost frame (routes use it)
+  FrameStack frames;
+  Payload payload;
+  // control fields
+  FrameId frame = 0;
+  Thread* peer = nullptr;
+  std::int64_t count = 0;
+  bool credit = false;  // Grant: return a Credit for every consumed object
+};
+
+}  // namespace dps

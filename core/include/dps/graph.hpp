@@ -1,0 +1,183 @@
+// Flow graphs: operations chained with >>, built at run time, called many times and concurrently.
+//
+//   auto g = app.graph(dps::op<Cut>(master) >> dps::op<Add>(workers) >> dps::op<Gather>(master));
+//   dps::Future<Partial> f = g.call(Range{0, 1'000'000});         // any number of calls at once
+//
+//   // Composition: a graph stands where an operation stands.
+//   auto outer = app.graph(dps::op<Blocks>(master) >> g >> dps::op<Sum>(master));
+//
+//   // Flow control: at most 64 objects of one split in flight before its merge consumed them.
+//   dps::op<Cut>(master).window(64)
+//
+// Edge types are checked at compile time (the output type of each side must be the input type of the
+// next). Pairing is checked when the graph is built: every merge closes the frame of a split (or
+// stream) before it, every split is closed by a merge after it; otherwise dps::GraphError.
+#pragma once
+
+#include "dps/detail/graph_core.hpp"
+#include "dps/errors.hpp"
+#include "dps/future.hpp"
+#include "dps/operation.hpp"
+#include "dps/route.hpp"
+#include "dps/runtime.hpp"
+#include "dps/threads.hpp"
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace dps {
+
+using VertexList = std::vector<std::shared_ptr<const VertexSpec>>;
+
+template <class In, class Out>
+class Chain {
+ public:
+  using input_type = In;
+  using output_type = Out;
+
+  explicit Chain(VertexList vertices) : vertices_(std::move(vertices)) {}
+  const Chain& chain() const noexcept { return *this; }
+  const VertexList& vertices() const noexcept { return vertices_; }
+
+ private:
+  VertexList vertices_;
+};
+
+// The default route: round_robin for splits and leaves, by_frame for merges and streams.
+struct DefaultRoute {};
+
+namespace detail {
+
+std::string demangle(const char* mangled);
+std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& vertices);  // throws GraphError
+
+template <class Op>
+void run_leaf(Thread& t, Payload& p) {
+  using In = typename Op::input_type;
+  Op op;
+  OpAccess::bind(op, t, nullptr);
+  p = Payload::of(op.execute(p.take<In>()));
+}
+
+template <class Op>
+Activity* make_activity() {
+  return new ActivityOf<Op>();
+}
+
+template <class Out>
+class CallOf final : public CallBase {
+ public:
+  CallOf(std::shared_ptr<const GraphCore> graph, Promise<Out> promise)
+      : CallBase(std::move(graph)), promise_(std::move(promise)) {}
+  void complete(Payload&& result) override { promise_.set(result.take<Out>()); }
+  void fail(std::exception_ptr error) override { promise_.fail(std::move(error)); }
+
+ private:
+  Promise<Out> promise_;
+};
+
+}  // namespace detail
+
+// One operation bound to a collection and a route: the smallest chain.
+template <class Op>
+class OpChain : public Chain<typename Op::input_type, typename Op::output_type> {
+ public:
+  using Base = Chain<typename Op::input_type, typename Op::output_type>;
+  explicit OpChain(std::shared_ptr<VertexSpec> spec) : Base(VertexList{spec}), spec_(std::move(spec)) {}
+
+  // Flow control on the frames this split or stream opens.
+  OpChain window(std::uint32_t objects) const {
+    static_assert(Op::kind == OpKind::Split || Op::kind == OpKind::Stream,
+                  "dps: a flow-control window belongs to a split or a stream");
+    return with([&](VertexSpec& s) { s.window = objects; });
+  }
+  // The name shown in traces and errors (default: the operation's type name).
+  OpChain named(std::string name) const {
+    return with([&](VertexSpec& s) { s.name = std::move(name); });
+  }
+
+ private:
+  template <class F>
+  OpChain with(F&& change) const {
+    auto copy = std::make_shared<VertexSpec>(*spec_);
+    change(*copy);
+    return OpChain(std::move(copy));
+  }
+  std::shared_ptr<VertexSpec> spec_;
+};
+
+template <class Op, class State, class R = DefaultRoute>
+OpChain<Op> op(const Threads<State>& threads, R route = R{}) {
+  using In = typename Op::input_type;
+  using Out = typename Op::output_type;
+  static_assert(std::is_same_v<typename Op::state_type, State>,
+                "dps: the operation's thread state type differs from the collection's");
+  static_assert(std::is_default_constructible_v<Op>, "dps: operations are default constructible");
+  auto spec = std::make_shared<VertexSpec>();
+  spec->kind = Op::kind;
+  spec->name = detail::demangle(typeid(Op).name());
+  spec->threads = &threads.core();
+  if constexpr (std::is_same_v<R, DefaultRoute>) {
+    if constexpr (Op::kind == OpKind::Merge || Op::kind == OpKind::Stream) spec->route = detail::make_route<In>(by_frame);
+    else spec->route = detail::make_route<In>(round_robin);
+  } else {
+    spec->route = detail::make_route<In>(std::move(route));
+  }
+  if constexpr (Op::kind == OpKind::Leaf) {
+    static_assert(std::is_same_v<decltype(std::declval<Op&>().execute(std::declval<In>())), Out>,
+                  "dps: a leaf's execute(In) returns its output type");
+    spec->run_leaf = &detail::run_leaf<Op>;
+  } else {
+    static_assert(std::is_same_v<decltype(std::declval<Op&>().execute(std::declval<In>())), Step>,
+                  "dps: a split, merge or stream's execute(In) is a coroutine returning dps::Step");
+    spec->make_activity = &detail::make_activity<Op>;
+  }
+  return OpChain<Op>(std::move(spec));
+}
+
+template <class L, class R>
+  requires requires(const L& l, const R& r) {
+    l.chain();
+    r.chain();
+  }
+auto operator>>(const L& left, const R& right) {
+  using LC = std::decay_t<decltype(left.chain())>;
+  using RC = std::decay_t<decltype(right.chain())>;
+  static_assert(std::is_same_v<typename LC::output_type, typename RC::input_type>,
+                "dps: edge type mismatch: the output type on the left of >> is not the input type on its right");
+  VertexList vertices = left.chain().vertices();
+  const VertexList& more = right.chain().vertices();
+  vertices.insert(vertices.end(), more.begin(), more.end());
+  return Chain<typename LC::input_type, typename RC::output_type>(std::move(vertices));
+}
+
+template <class In, class Out>
+class Graph {
+ public:
+  using input_type = In;
+  using output_type = Out;
+
+  Graph(Runtime& runtime, const Chain<In, Out>& chain, std::string name = "graph")
+      : runtime_(&runtime), core_(runtime.adopt(detail::build_graph(std::move(name), chain.vertices()))) {}
+
+  // Starts a call; the future holds the graph's output, or an OperationError naming what failed.
+  Future<Out> call(In input) const {
+    Promise<Out> promise(&runtime_->backend());
+    Future<Out> result = promise.future();
+    runtime_->start_call(core_, Payload::of(std::move(input)),
+                         std::make_unique<detail::CallOf<Out>>(core_, std::move(promise)));
+    return result;
+  }
+
+  Chain<In, Out> chain() const { return Chain<In, Out>(core_->vertices); }
+  const std::string& name() const noexcept { return core_->name; }
+
+ private:
+  Runtime* runtime_;
+  std::shared_ptr<const GraphCore> core_;
+};
+
+}  // namespace dps

@@ -1,0 +1,84 @@
+// LargeArray<T>: a payload array that knows its size without necessarily holding its data.
+//
+//   struct Block { dps::LargeArray<double> a;  template <class A> void serialize(A& ar) { ar(a); } };
+//   Block b{dps::LargeArray<double>(r * r)};          // r*r doubles, or none at all under NOALLOC
+//   if (b.a.allocated()) kernel(b.a.data());          // real runs always allocate
+//
+// A simulation in NOALLOC mode (seed 004 §4, §7) constructs these without memory; transfers are still
+// sized by size() * sizeof(T), through dps::wire_size. Copies are deep; moves are free.
+#pragma once
+
+#include "dps/detail/context.hpp"
+#include "dps/wire_size.hpp"
+
+#include <cereal/cereal.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
+
+namespace dps {
+
+template <class T>
+class LargeArray {
+  static_assert(std::is_trivially_copyable_v<T>, "LargeArray holds trivially copyable elements");
+
+ public:
+  LargeArray() = default;
+  // Allocates (zero-initialized) unless the running simulation suppresses payload allocation.
+  explicit LargeArray(std::size_t count) : size_(count) {
+    if (detail::payload_allocation_enabled()) data_.reset(new T[count]());
+  }
+  LargeArray(const LargeArray& other) : size_(other.size_) {
+    if (other.data_) {
+      data_.reset(new T[size_]);
+      std::copy_n(other.data_.get(), size_, data_.get());
+    }
+  }
+  LargeArray& operator=(const LargeArray& other) {
+    if (this != &other) *this = LargeArray(other);
+    return *this;
+  }
+  LargeArray(LargeArray&&) noexcept = default;
+  LargeArray& operator=(LargeArray&&) noexcept = default;
+
+  std::size_t size() const noexcept { return size_; }
+  std::size_t bytes() const noexcept { return size_ * sizeof(T); }
+  bool allocated() const noexcept { return data_ != nullptr; }
+  T* data() noexcept { return data_.get(); }
+  const T* data() const noexcept { return data_.get(); }
+  std::span<T> span() noexcept { return {data_.get(), data_ ? size_ : 0}; }
+  std::span<const T> span() const noexcept { return {data_.get(), data_ ? size_ : 0}; }
+  T& operator[](std::size_t i) noexcept { return data_[i]; }
+  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+
+  std::size_t wire_size() const noexcept { return sizeof(cereal::size_type) + bytes(); }
+
+  template <class Archive>
+  void save(Archive& ar) const {
+    ar(cereal::make_size_tag(static_cast<cereal::size_type>(size_)));
+    if constexpr (std::is_same_v<Archive, SizeArchive>) {
+      ar.add(bytes());
+    } else {
+      if (size_ && !data_) throw std::logic_error("dps::LargeArray: cannot serialize an unallocated array");
+      ar(cereal::binary_data(data_.get(), bytes()));
+    }
+  }
+  template <class Archive>
+  void load(Archive& ar) {
+    cereal::size_type count = 0;
+    ar(cereal::make_size_tag(count));
+    size_ = static_cast<std::size_t>(count);
+    data_.reset(new T[size_]);
+    ar(cereal::binary_data(data_.get(), bytes()));
+  }
+
+ private:
+  std::size_t size_ = 0;
+  std::unique_ptr<T[]> data_;
+};
+
+}  // namespace dps

@@ -1,0 +1,194 @@
+// The four operation types of a flow graph (seed 004 §2). Derive from one, give it an `execute`.
+//
+//   struct Cut : dps::Split<Range, Range, Master> {            // one input, any number of outputs
+//     dps::Step execute(Range r) {
+//       for (int i = r.first; i < r.last; i += 100) co_await post(Range{i, std::min(i + 100, r.last)});
+//     }
+//   };
+//   struct Add : dps::Leaf<Range, Partial, Worker> {           // one input, one output, atomic
+//     Partial execute(const Range& r) { return {sum(thread().data, r)}; }
+//   };
+//   struct Gather : dps::Merge<Partial, Partial, Master> {     // every output of the matching split
+//     dps::Step execute(Partial p) {
+//       while (auto q = co_await next()) p.sum += q->sum;
+//       co_await post(p);
+//     }
+//   };
+//
+// A Stream is a merge that may post any number of outputs whenever it likes; they form a new frame,
+// closed by a later merge. Every co_await is an atomic-step boundary: the operation may be suspended
+// there (flow control, waiting for input) while other operations of its thread run. A leaf never is.
+// `thread()` is the state of the DPS thread the operation runs on; one operation object per execution.
+#pragma once
+
+#include "dps/activity.hpp"
+#include "dps/detail/graph_core.hpp"
+#include "dps/payload.hpp"
+#include "dps/thread.hpp"
+
+#include <coroutine>
+#include <cstddef>
+#include <exception>
+#include <optional>
+#include <utility>
+
+namespace dps {
+
+// The coroutine type of split, merge and stream `execute`.
+class Step {
+ public:
+  struct promise_type {
+    Step get_return_object() noexcept { return Step(std::coroutine_handle<promise_type>::from_promise(*this)); }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    std::suspend_always final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { error = std::current_exception(); }
+    static void* operator new(std::size_t bytes);
+    static void operator delete(void* p) noexcept;
+    std::exception_ptr error;
+  };
+
+  Step() = default;
+  Step(Step&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+  Step& operator=(Step&& other) noexcept {
+    if (this != &other) {
+      if (handle_) handle_.destroy();
+      handle_ = std::exchange(other.handle_, {});
+    }
+    return *this;
+  }
+  ~Step() {
+    if (handle_) handle_.destroy();
+  }
+  std::coroutine_handle<> handle() const noexcept { return handle_; }
+  std::exception_ptr error() const noexcept { return handle_ ? handle_.promise().error : nullptr; }
+
+ private:
+  explicit Step(std::coroutine_handle<promise_type> h) noexcept : handle_(h) {}
+  std::coroutine_handle<promise_type> handle_;
+};
+
+// A thread state for operations that need none.
+struct Stateless {
+  template <class Archive>
+  void serialize(Archive&) {}
+};
+
+namespace detail {
+
+class [[nodiscard]] PostAwaiter {
+ public:
+  PostAwaiter(Activity& a, Payload value) : a_(&a), value_(std::move(value)) {}
+  bool await_ready() { return post_now(*a_, value_); }
+  void await_suspend(std::coroutine_handle<>) { post_later(*a_, value_); }
+  void await_resume() const noexcept {}
+
+ private:
+  Activity* a_;
+  Payload value_;
+};
+
+template <class In>
+class [[nodiscard]] NextAwaiter {
+ public:
+  explicit NextAwaiter(Activity& a) : a_(&a) {}
+  bool await_ready() { return input_ready(*a_); }
+  void await_suspend(std::coroutine_handle<>) { wait_input(*a_); }
+  std::optional<In> await_resume() {
+    Envelope* e = take_input(*a_);
+    if (!e) return std::nullopt;
+    std::optional<In> value(e->payload.take<In>());
+    delete e;
+    return value;
+  }
+
+ private:
+  Activity* a_;
+};
+
+struct OpAccess;
+
+}  // namespace detail
+
+template <class In, class Out, class State>
+class Operation {
+ public:
+  using input_type = In;
+  using output_type = Out;
+  using state_type = State;
+
+ protected:
+  State& thread() noexcept { return *static_cast<State*>(thread_->state()); }
+  NodeId node() const noexcept { return thread_->node(); }
+  const Thread& dps_thread() const noexcept { return *thread_; }
+
+  Activity* activity_ = nullptr;  // null for leaves
+
+ private:
+  friend struct detail::OpAccess;
+  Thread* thread_ = nullptr;
+};
+
+template <class In, class Out, class State = Stateless>
+class Split : public Operation<In, Out, State> {
+ public:
+  static constexpr OpKind kind = OpKind::Split;
+
+ protected:
+  detail::PostAwaiter post(Out value) { return {*this->activity_, Payload::of(std::move(value))}; }
+};
+
+template <class In, class Out, class State = Stateless>
+class Leaf : public Operation<In, Out, State> {
+ public:
+  static constexpr OpKind kind = OpKind::Leaf;
+};
+
+template <class In, class Out, class State = Stateless>
+class Merge : public Operation<In, Out, State> {
+ public:
+  static constexpr OpKind kind = OpKind::Merge;
+
+ protected:
+  detail::PostAwaiter post(Out value) { return {*this->activity_, Payload::of(std::move(value))}; }
+  detail::NextAwaiter<In> next() { return detail::NextAwaiter<In>(*this->activity_); }
+};
+
+template <class In, class Out, class State = Stateless>
+class Stream : public Operation<In, Out, State> {
+ public:
+  static constexpr OpKind kind = OpKind::Stream;
+
+ protected:
+  detail::PostAwaiter post(Out value) { return {*this->activity_, Payload::of(std::move(value))}; }
+  detail::NextAwaiter<In> next() { return detail::NextAwaiter<In>(*this->activity_); }
+};
+
+namespace detail {
+
+struct OpAccess {
+  template <class Op>
+  static void bind(Op& op, Thread& t, Activity* a) noexcept {
+    op.thread_ = &t;
+    op.activity_ = a;
+  }
+};
+
+// The activity of one execution of a split, merge or stream `Op`.
+template <class Op>
+class ActivityOf final : public Activity {
+ public:
+  void start(Payload&& first) override {
+    OpAccess::bind(op_, *thread, this);
+    step_ = op_.execute(first.take<typename Op::input_type>());
+    handle = step_.handle();
+  }
+  std::exception_ptr error() const noexcept override { return step_.error(); }
+
+ private:
+  Op op_;
+  Step step_;  // destroyed before op_, whose `this` the coroutine holds
+};
+
+}  // namespace detail
+}  // namespace dps

@@ -1,0 +1,136 @@
+// Payload: one data object of any type, moved (never copied) from the operation that posts it to the
+// operation that consumes it. Small objects live inside the payload; larger ones on the heap.
+//
+//   dps::Payload p = dps::Payload::of(Range{0, 10});
+//   Range r = p.take<Range>();       // the caller knows the type: graphs check edge types at compile time
+//
+// The runtime only needs to move, destroy and size a payload; the type is known where it is used.
+#pragma once
+
+#include "dps/wire_size.hpp"
+
+#include <cstddef>
+#include <new>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+
+namespace dps {
+
+class Payload {
+ public:
+  static constexpr std::size_t kInlineBytes = 32;
+
+  Payload() noexcept = default;
+  // A data object: it must be serializable with cereal, since it may cross the network.
+  template <class T>
+  static Payload of(T&& value) {
+    Payload p;
+    p.emplace<std::decay_t<T>, true>(std::forward<T>(value));
+    return p;
+  }
+  // A kernel object that never leaves its process (wire size 0).
+  template <class T>
+  static Payload local(T&& value) {
+    Payload p;
+    p.emplace<std::decay_t<T>, false>(std::forward<T>(value));
+    return p;
+  }
+
+  Payload(Payload&& other) noexcept { steal(other); }
+  Payload& operator=(Payload&& other) noexcept {
+    if (this != &other) {
+      reset();
+      steal(other);
+    }
+    return *this;
+  }
+  Payload(const Payload&) = delete;
+  Payload& operator=(const Payload&) = delete;
+  ~Payload() { reset(); }
+
+  bool empty() const noexcept { return vt_ == nullptr; }
+  const std::type_info& type() const noexcept { return vt_ ? *vt_->type : typeid(void); }
+  std::size_t wire_size() const { return vt_ ? vt_->wire_size(address()) : 0; }
+
+  template <class T>
+  T& get() noexcept {
+    return *static_cast<T*>(address());
+  }
+  template <class T>
+  const T& get() const noexcept {
+    return *static_cast<const T*>(address());
+  }
+  template <class T>
+  T take() {
+    T value = std::move(get<T>());
+    reset();
+    return value;
+  }
+
+  void reset() noexcept {
+    if (vt_) vt_->destroy(storage_);
+    vt_ = nullptr;
+  }
+
+ private:
+  struct VTable {
+    const std::type_info* type;
+    void (*move)(void* to, void* from) noexcept;  // move-construct into `to`, destroy `from`
+    void (*destroy)(void*) noexcept;
+    std::size_t (*wire_size)(const void*);
+    bool boxed;
+  };
+
+  template <class T>
+  static constexpr bool fits_inline = sizeof(T) <= kInlineBytes && alignof(T) <= alignof(std::max_align_t) &&
+                                      std::is_nothrow_move_constructible_v<T>;
+
+  template <class T, bool Wire>
+  static const VTable* vtable() {
+    static constexpr VTable vt{
+        &typeid(T),
+        [](void* to, void* from) noexcept {
+          if constexpr (fits_inline<T>) {
+            ::new (to) T(std::move(*static_cast<T*>(from)));
+            static_cast<T*>(from)->~T();
+          } else {
+            *static_cast<T**>(to) = *static_cast<T**>(from);
+          }
+        },
+        [](void* s) noexcept {
+          if constexpr (fits_inline<T>) static_cast<T*>(s)->~T();
+          else delete *static_cast<T**>(s);
+        },
+        [](const void* object) -> std::size_t {
+          if constexpr (Wire) return dps::wire_size(*static_cast<const T*>(object));
+          else return (void)object, 0;
+        },
+        !fits_inline<T>};
+    return &vt;
+  }
+
+  template <class T, bool Wire, class... A>
+  void emplace(A&&... args) {
+    if constexpr (fits_inline<T>) ::new (storage_) T(std::forward<A>(args)...);
+    else *reinterpret_cast<T**>(storage_) = new T(std::forward<A>(args)...);
+    vt_ = vtable<T, Wire>();
+  }
+
+  void* address() const noexcept {
+    auto* s = const_cast<unsigned char*>(storage_);
+    return vt_ && vt_->boxed ? *reinterpret_cast<void**>(s) : static_cast<void*>(s);
+  }
+
+  void steal(Payload& other) noexcept {
+    if (other.vt_) {
+      other.vt_->move(storage_, other.storage_);
+      vt_ = std::exchange(other.vt_, nullptr);
+    }
+  }
+
+  alignas(std::max_align_t) unsigned char storage_[kInlineBytes];
+  const VTable* vt_ = nullptr;
+};
+
+}  // namespace dps

@@ -1,0 +1,122 @@
+// Thread: one DPS thread, the kernel object behind an element of a thread collection. It holds the
+// user state and a mailbox, and runs as a serial strand: one atomic step at a time, on whatever OS
+// thread its backend gives it. While one of its operations is suspended (waiting for input or
+// credit), its other operations run. It is also the place of the split-frame protocol's records.
+//
+// Users never touch it directly: they see their state through `thread()` inside an operation, and
+// manage threads through dps::Threads<State>. Backends call run().
+#pragma once
+
+#include "dps/activity.hpp"
+#include "dps/detail/frames.hpp"
+#include "dps/detail/mailbox.hpp"
+#include "dps/detail/state_box.hpp"
+#include "dps/envelope.hpp"
+#include "dps/future.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace dps {
+
+class Runtime;
+class ThreadsCore;
+
+class Thread {
+ public:
+  Thread(Runtime& runtime, ThreadsCore& collection, std::uint64_t uid, NodeId node,
+         std::unique_ptr<detail::StateBox> state);
+  ~Thread();
+  Thread(const Thread&) = delete;
+  Thread& operator=(const Thread&) = delete;
+
+  Runtime& runtime() const noexcept { return runtime_; }
+  ThreadsCore& collection() const noexcept { return collection_; }
+  std::uint64_t uid() const noexcept { return uid_; }
+  NodeId node() const noexcept { return node_.load(std::memory_order_acquire); }
+  std::string name() const;  // "workers[2]", or "workers#7 (removed)"
+  void* state() noexcept { return state_->get(); }
+
+  // Backend side: process up to `budget` messages; true if work remains (schedule again).
+  bool run(std::size_t budget);
+  // Backend side: the thread now lives on `node` with the state `image` (after a migration).
+  void relocate(NodeId node, const std::string& image);
+
+ private:
+  friend class Runtime;
+  friend bool detail::post_now(Activity&, Payload&);
+  friend void detail::post_later(Activity&, Payload&);
+  friend bool detail::input_ready(Activity&);
+  friend void detail::wait_input(Activity&);
+  friend Envelope* detail::take_input(Activity&);
+
+  enum class Life : std::uint8_t { Active, Retiring, Retired };
+
+  // thread.cpp: the strand, data dispatch, leaves, lifecycle
+  void handle(Envelope* e);
+  void on_data(Envelope* e);
+  void run_leaf(Envelope* e);
+  void emit(Envelope* e, const std::string& poster);  // route to e->vertex and send, or complete the call
+  void start_producer(Envelope* e);
+  void reroute(Envelope* e);
+  void fail(CallId call, const std::string& operation, const std::string& reason);
+  void fail(const Activity& a, const std::string& reason);
+  void on_abort(CallId call);
+  void on_retire(Envelope* e);
+  void on_migrate(Envelope* e);
+  void settle();  // finish a pending retirement or migration once nothing runs here
+  bool quiescent() const noexcept;
+  // activity.cpp: operation instances
+  Activity* create(const GraphCore& g, std::uint32_t vertex, CallId call);
+  void make_ready(Activity& a);
+  void resume(Activity& a);
+  void finish(Activity& a);
+  void destroy(Activity& a);
+  void post(Activity& a, Payload&& value);
+  bool has_credit(const Activity& a) const;
+  // frames.cpp: the split-frame protocol
+  void open_frame(Activity& producer, const FrameStack& base, std::uint64_t seq);
+  void close_frame(Activity& producer);
+  void on_consumer_input(Envelope* e);
+  void accept(detail::FrameSlot& slot, FrameId frame, Envelope* e);
+  void finish_slot(FrameId frame, detail::FrameSlot& slot);
+  void consumed(detail::FrameSlot& slot, FrameId frame);
+  void on_control(Message kind, FrameId frame, Thread* peer, std::int64_t count, bool credit);
+  void on_register(FrameId frame, Thread* registrant);
+  void on_grant(FrameId frame, Thread* owner, std::int64_t count, bool credit);
+  void on_close(FrameId frame, std::int64_t count);
+  void on_credit(FrameId frame, std::int64_t count);
+  void on_done(FrameId frame);
+  void trace_step(const VertexSpec& spec, CallId call, double start);
+
+  Runtime& runtime_;
+  ThreadsCore& collection_;
+  const std::uint64_t uid_;
+  std::atomic<NodeId> node_;
+  std::unique_ptr<detail::StateBox> state_;
+
+  detail::Mailbox mailbox_;
+  Envelope* pending_ = nullptr;  // taken from the mailbox, not yet handled
+  std::deque<Activity*> ready_;
+  std::unordered_set<Activity*> activities_;
+  std::unordered_map<FrameId, detail::FrameHome> homes_;
+  std::unordered_map<FrameId, detail::FrameSlot> slots_;
+  std::unordered_set<CallId> aborted_;
+
+  Life life_ = Life::Active;
+  std::function<void(detail::StateBox&)> hand_back_;  // retirement: receives the final state
+  struct Move {
+    NodeId to;
+    Promise<void> done;
+  };
+  std::optional<Move> migration_;
+};
+
+}  // namespace dps

@@ -1,0 +1,93 @@
+// Thread collections: a named, resizable set of DPS threads sharing one state type. Routes pick a
+// thread by index among the collection's current threads.
+//
+//   auto workers = app.threads<Worker>("workers", 4);        // on nodes 0,1,2,3 (round robin)
+//   workers.add();                                            // a fifth thread, used by routes at once
+//   Worker w = workers.remove(0).get();                       // drained, then its state handed back
+//   workers.migrate(1, 2).get();                              // state serialized (cereal) to node 2
+#pragma once
+
+#include "dps/detail/state_box.hpp"
+#include "dps/future.hpp"
+#include "dps/thread.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dps {
+
+class Runtime;
+
+class ThreadsCore {
+ public:
+  using Factory = std::function<std::unique_ptr<detail::StateBox>(std::size_t index)>;
+
+  ThreadsCore(Runtime& runtime, std::string name, Factory factory);
+  ThreadsCore(const ThreadsCore&) = delete;
+  ThreadsCore& operator=(const ThreadsCore&) = delete;
+
+  Runtime& runtime() const noexcept { return runtime_; }
+  const std::string& name() const noexcept { return name_; }
+
+  // The current threads, as routes see them. Lock-free; a table stays valid for the application's life.
+  std::span<Thread* const> table() const noexcept {
+    const auto* t = table_.load(std::memory_order_acquire);
+    return {t->data(), t->size()};
+  }
+  std::size_t size() const noexcept { return table().size(); }
+  Thread& at(std::size_t index) const;          // throws std::out_of_range naming the collection
+  std::ptrdiff_t index_of(const Thread& t) const noexcept;  // -1 once removed
+
+  Thread& add(NodeId node);
+  NodeId next_node();  // placement of added threads: round robin over the live nodes
+  Thread& detach(std::size_t index);  // leaves the table; the caller retires it
+
+ private:
+  void publish(std::vector<Thread*> threads);  // caller holds mu_
+
+  Runtime& runtime_;
+  std::string name_;
+  Factory factory_;
+  std::size_t placed_ = 0;
+  std::mutex mu_;
+  std::atomic<const std::vector<Thread*>*> table_;
+  std::vector<std::unique_ptr<const std::vector<Thread*>>> tables_;  // every table ever published
+};
+
+template <class State>
+class Threads {
+ public:
+  Threads() = default;
+  explicit Threads(ThreadsCore& core) : core_(&core) {}
+
+  const std::string& name() const { return core_->name(); }
+  std::size_t size() const { return core_->size(); }
+  NodeId node(std::size_t index) const { return core_->at(index).node(); }
+  ThreadsCore& core() const { return *core_; }
+
+  // Adds threads on nodes chosen round robin, or on a given node.
+  void add(std::size_t count = 1);
+  void add_on(NodeId node) { core_->add(node); }
+
+  // Removes the thread at `index` from the collection at once (routes stop choosing it and later
+  // indices shift down); it finishes what was queued and running, and its state is handed back.
+  Future<State> remove(std::size_t index);
+
+  // Moves the thread at `index`, with its state, to `node`; done once nothing runs on it.
+  Future<void> migrate(std::size_t index, NodeId node) {
+    static_assert(detail::serializable_state<State>, "dps: migrating a thread needs a cereal serialize() on its state");
+    return migrate_thread(core_->at(index), node);
+  }
+
+ private:
+  Future<void> migrate_thread(Thread& t, NodeId node);
+  ThreadsCore* core_ = nullptr;
+};
+
+}  // namespace dps

@@ -1,0 +1,143 @@
+// Operation instances on their thread: creation, resumption, posting, input, and the end of each.
+#include "dps/activity.hpp"
+
+#include "dps/detail/context.hpp"
+#include "dps/runtime.hpp"
+#include "dps/thread.hpp"
+
+#include <algorithm>
+
+namespace dps {
+
+Activity::~Activity() = default;
+
+Activity* Thread::create(const GraphCore& g, std::uint32_t vertex, CallId call) {
+  Activity* a = g[vertex].make_activity();
+  a->thread = this;
+  a->graph = &g;
+  a->vertex = vertex;
+  a->call = call;
+  activities_.insert(a);
+  return a;
+}
+
+void Thread::make_ready(Activity& a) {
+  if (a.state == Activity::State::Ready) return;
+  a.state = Activity::State::Ready;
+  ready_.push_back(&a);
+}
+
+void Thread::resume(Activity& a) {
+  a.state = Activity::State::Running;
+  const double start = runtime_.tracer() ? runtime_.now() : 0.0;
+  {
+    detail::ContextScope scope({&runtime_, this, &a});
+    a.handle.resume();
+  }
+  trace_step(a.spec(), a.call, start);
+  if (a.handle.done()) finish(a);
+}
+
+void Thread::finish(Activity& a) {
+  a.state = Activity::State::Finished;
+  if (std::exception_ptr error = a.error()) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& x) {
+      fail(a, x.what());
+    } catch (...) {
+      fail(a, "unknown exception");
+    }
+    return destroy(a);
+  }
+  switch (a.kind()) {
+    case OpKind::Merge:
+      if (a.posted == 0) {
+        fail(a, "the merge finished without posting its result");
+        return destroy(a);
+      }
+      break;
+    case OpKind::Split:
+    case OpKind::Stream: close_frame(a); break;
+    case OpKind::Leaf: break;
+  }
+  detail::FrameSlot* slot = a.slot;
+  const FrameId in_frame = a.in_frame;
+  destroy(a);
+  if (slot && slot->complete()) finish_slot(in_frame, *slot);
+}
+
+void Thread::destroy(Activity& a) {
+  if (a.state == Activity::State::Ready) std::erase(ready_, &a);
+  activities_.erase(&a);
+  for (Envelope* e : a.inputs) delete e;
+  if (a.slot && a.slot->consumer == &a) a.slot->consumer = nullptr;
+  if (a.out_frame) {
+    auto it = homes_.find(a.out_frame);
+    if (it != homes_.end() && it->second.producer == &a) it->second.producer = nullptr;
+  }
+  delete &a;
+}
+
+void Thread::post(Activity& a, Payload&& value) {
+  const VertexSpec& spec = a.spec();
+  if (spec.kind == OpKind::Merge && a.posted > 0) return fail(a, "a merge posts exactly one object");
+  auto* e = new Envelope;
+  e->graph = a.graph;
+  e->call = a.call;
+  e->vertex = a.graph->next(a.vertex);
+  e->frames = a.out_frames;
+  e->seq = spec.kind == OpKind::Merge ? a.out_seq : a.posted;
+  e->payload = std::move(value);
+  ++a.posted;
+  if (a.home) {
+    ++a.home->posted;
+    if (a.home->window) ++a.home->in_flight;
+  }
+  emit(e, spec.name);
+}
+
+bool Thread::has_credit(const Activity& a) const {
+  return !a.home || a.home->window == 0 || a.home->in_flight < a.home->window;
+}
+
+namespace detail {
+
+bool post_now(Activity& a, Payload& value) {
+  Thread& t = *a.thread;
+  if (t.runtime_.steps_yield() || !t.has_credit(a)) return false;
+  t.post(a, std::move(value));
+  return true;
+}
+
+void post_later(Activity& a, Payload& value) {
+  Thread& t = *a.thread;
+  if (t.has_credit(a)) {  // only a step boundary: post, and continue when the backend says so
+    t.post(a, std::move(value));
+    t.make_ready(a);
+  } else {  // the frame's window is full: on_credit posts it
+    a.held = std::move(value);
+    a.state = Activity::State::WaitCredit;
+  }
+}
+
+bool input_ready(Activity& a) {
+  if (a.thread->runtime_.steps_yield()) return false;
+  return !a.inputs.empty() || a.slot->complete();
+}
+
+void wait_input(Activity& a) {
+  if (!a.inputs.empty() || a.slot->complete()) a.thread->make_ready(a);
+  else a.state = Activity::State::WaitInput;
+}
+
+Envelope* take_input(Activity& a) {
+  if (a.inputs.empty()) return nullptr;
+  Envelope* e = a.inputs.front();
+  a.inputs.pop_front();
+  a.thread->consumed(*a.slot, a.in_frame);
+  return e;
+}
+
+}  // namespace detail
+}  // namespace dps

@@ -1,0 +1,95 @@
+// Application: options, the backend choice, node changes and phases.
+#include "dps/application.hpp"
+
+#include "dps/local_backend.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+namespace dps {
+
+namespace {
+std::size_t positive(const std::string& option, const std::string& text) {
+  std::size_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value == 0)
+    throw std::invalid_argument(option + " expects a positive integer, got '" + text + "'");
+  return value;
+}
+}  // namespace
+
+Phase::Phase(Runtime& runtime, std::string name) : runtime_(&runtime), name_(std::move(name)) {
+  if (TraceSink* sink = runtime_->tracer()) sink->phase({name_, true, runtime_->now()});
+}
+
+Phase::Phase(Phase&& other) noexcept : runtime_(std::exchange(other.runtime_, nullptr)), name_(std::move(other.name_)) {}
+
+void Phase::end() {
+  if (!runtime_) return;
+  if (TraceSink* sink = runtime_->tracer()) sink->phase({name_, false, runtime_->now()});
+  runtime_ = nullptr;
+}
+
+Application::Application(ApplicationOptions options) { start(options); }
+
+Application::Application(int argc, char** argv) {
+  ApplicationOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--nodes" || arg == "--workers") {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a value");
+      (arg == "--nodes" ? options.nodes : options.workers) = positive(arg, argv[++i]);
+    } else {
+      args_.push_back(arg);
+    }
+  }
+  start(options);
+}
+
+void Application::start(ApplicationOptions options) {
+  if (options.nodes == 0) throw std::invalid_argument("--nodes expects a positive integer, got '0'");
+  backend_ = std::make_unique<LocalBackend>(options.nodes, options.workers);
+  runtime_ = std::make_unique<Runtime>(*backend_);
+  // Payloads built by main (before calls) follow this application's allocation policy.
+  if (!detail::current().runtime) {
+    detail::current().runtime = runtime_.get();
+    owns_context_ = true;
+  }
+}
+
+Application::~Application() {
+  if (owns_context_ && detail::current().runtime == runtime_.get()) detail::current().runtime = nullptr;
+  runtime_.reset();
+  backend_.reset();
+}
+
+const char* Application::options_help() {
+  return "  --nodes N      nodes of the application (default 4)\n"
+         "  --workers W    OS threads running DPS threads (default: one per core)\n";
+}
+
+NodeId Application::add_node() {
+  const NodeId node = backend_->add_node();
+  runtime_->lifecycle(Lifecycle::NodeAdded, nullptr, node);
+  return node;
+}
+
+void Application::remove_node(NodeId node) {
+  std::vector<NodeId> others = backend_->nodes();
+  if (std::find(others.begin(), others.end(), node) == others.end())
+    throw std::invalid_argument("no node " + std::to_string(node));
+  if (node == backend_->local_node())
+    throw std::invalid_argument("node " + std::to_string(node) + " coordinates the application and cannot be removed");
+  std::erase(others, node);
+  std::vector<Future<void>> moves;
+  std::size_t k = 0;
+  for (Thread* t : runtime_->threads())
+    if (t->node() == node && t->collection().index_of(*t) >= 0)
+      moves.push_back(runtime_->migrate(*t, others[k++ % others.size()]));
+  for (auto& m : moves) m.get();
+  backend_->remove_node(node);
+  runtime_->lifecycle(Lifecycle::NodeRemoved, nullptr, node);
+}
+
+}  // namespace dps

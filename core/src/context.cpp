@@ -1,0 +1,66 @@
+// Per-OS-thread execution context, and the small allocation and waiting hooks of the public headers.
+#include "dps/backend.hpp"
+#include "dps/compute.hpp"
+#include "dps/detail/context.hpp"
+#include "dps/envelope.hpp"
+#include "dps/future.hpp"
+#include "dps/operation.hpp"
+#include "dps/runtime.hpp"
+
+#include <tbb/scalable_allocator.h>
+
+#include <new>
+
+namespace dps {
+
+namespace detail {
+
+Context& current() noexcept {
+  thread_local Context context;
+  return context;
+}
+
+bool payload_allocation_enabled() noexcept {
+  Runtime* rt = current().runtime;
+  return rt == nullptr || rt->backend().allocates_payloads();
+}
+
+bool compute_is_modelled() noexcept {
+  Runtime* rt = current().runtime;
+  return rt != nullptr && rt->backend().models_compute();
+}
+
+void charge_current(double seconds) {
+  const Context& c = current();
+  if (c.runtime && c.thread) c.runtime->backend().charge(*c.thread, seconds);
+}
+
+void FutureStateBase::wait() {
+  if (driver_ && driver_->drive_until([this] { return ready(); })) return;
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return ready_; });
+}
+
+bool FutureStateBase::wait_for(std::chrono::nanoseconds timeout) {
+  if (driver_ && driver_->drive_until([this] { return ready(); })) return true;
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return ready_; });
+}
+
+}  // namespace detail
+
+// Envelopes and coroutine frames are allocated on one OS thread and freed on another all the time:
+// a scalable allocator keeps that off the global heap lock.
+void* Envelope::operator new(std::size_t bytes) {
+  if (void* p = scalable_malloc(bytes)) return p;
+  throw std::bad_alloc();
+}
+void Envelope::operator delete(void* p) noexcept { scalable_free(p); }
+
+void* Step::promise_type::operator new(std::size_t bytes) {
+  if (void* p = scalable_malloc(bytes)) return p;
+  throw std::bad_alloc();
+}
+void Step::promise_type::operator delete(void* p) noexcept { scalable_free(p); }
+
+}  // namespace dps

@@ -1,0 +1,186 @@
+// The split-frame protocol (see detail/frames.hpp): homes count and give credit, the first thread to
+// register for a frame owns its merge, other receivers forward to it.
+#include "dps/detail/frames.hpp"
+
+#include "dps/runtime.hpp"
+#include "dps/thread.hpp"
+
+namespace dps {
+
+using Role = detail::FrameSlot::Role;
+
+void Thread::open_frame(Activity& producer, const FrameStack& base, std::uint64_t seq) {
+  const FrameId id = runtime_.new_frame();
+  producer.out_frame = id;
+  producer.out_frames = base;
+  producer.out_frames.push(Frame{id, this, seq, producer.vertex});
+  detail::FrameHome& home = homes_[id];
+  home.producer = &producer;
+  home.call = producer.call;
+  home.window = producer.spec().window;
+  producer.home = &home;
+}
+
+void Thread::close_frame(Activity& producer) {
+  detail::FrameHome& home = *producer.home;
+  const FrameId id = producer.out_frame;
+  home.closed = true;
+  home.producer = nullptr;
+  if (home.posted == 0) {
+    fail(producer, "it posted no object, so its merge can never run");
+    homes_.erase(id);
+    return;
+  }
+  if (home.owner) runtime_.control(*this, *home.owner, Message::Close, id, nullptr, home.posted);
+}
+
+void Thread::on_consumer_input(Envelope* e) {
+  const Frame& top = e->frames.top();
+  const FrameId id = top.id;
+  const std::uint32_t expected_opener = e->graph->match[e->vertex];
+  if (top.opener != expected_opener) {
+    const GraphCore& g = *e->graph;
+    fail(e->call, g[e->vertex].name,
+         "received an object of the frame of '" + g[top.opener].name + "', not of its matching '" +
+             g[expected_opener].name + "'");
+    delete e;
+    return;
+  }
+  auto [it, fresh] = slots_.try_emplace(id);
+  detail::FrameSlot& slot = it->second;
+  if (fresh) {
+    if (life_ != Life::Active) {  // a removed thread starts no new merge
+      slots_.erase(it);
+      return reroute(e);
+    }
+    slot.call = e->call;
+    slot.home = top.home;
+    slot.waiting.push_back(e);
+    runtime_.control(*this, *top.home, Message::Register, id, this);
+    return;
+  }
+  switch (slot.role) {
+    case Role::Pending: slot.waiting.push_back(e); return;
+    case Role::Forwarder: runtime_.send(node(), *slot.owner, e); return;
+    case Role::Owner: accept(slot, id, e); return;
+  }
+}
+
+void Thread::accept(detail::FrameSlot& slot, FrameId frame, Envelope* e) {
+  ++slot.received;
+  if (!slot.started) {  // the first object starts the merge (or stream) instance
+    slot.started = true;
+    Activity* a = create(*e->graph, e->vertex, e->call);
+    a->in_frame = frame;
+    a->slot = &slot;
+    slot.consumer = a;
+    const std::uint64_t parent_seq = e->frames.top().parent_seq;
+    FrameStack base = std::move(e->frames);
+    base.pop();
+    if (a->kind() == OpKind::Stream) {
+      open_frame(*a, base, parent_seq);
+    } else {
+      a->out_frames = std::move(base);
+      a->out_seq = parent_seq;
+    }
+    a->start(std::move(e->payload));
+    delete e;
+    consumed(slot, frame);
+    make_ready(*a);
+    return;
+  }
+  if (!slot.consumer) {  // the instance ended early: the rest of its frame is dropped
+    delete e;
+    consumed(slot, frame);
+    if (slot.complete()) finish_slot(frame, slot);
+    return;
+  }
+  Activity& a = *slot.consumer;
+  a.inputs.push_back(e);
+  if (a.state == Activity::State::WaitInput) make_ready(a);
+}
+
+void Thread::consumed(detail::FrameSlot& slot, FrameId frame) {
+  if (slot.credits) runtime_.control(*this, *slot.home, Message::Credit, frame, nullptr, 1);
+}
+
+void Thread::finish_slot(FrameId frame, detail::FrameSlot& slot) {
+  Thread* home = slot.home;
+  slots_.erase(frame);
+  runtime_.control(*this, *home, Message::Done, frame);
+}
+
+void Thread::on_control(Message kind, FrameId frame, Thread* peer, std::int64_t count, bool credit) {
+  switch (kind) {
+    case Message::Register: return on_register(frame, peer);
+    case Message::Grant: return on_grant(frame, peer, count, credit);
+    case Message::Close: return on_close(frame, count);
+    case Message::Credit: return on_credit(frame, count);
+    case Message::Done: return on_done(frame);
+    case Message::Release: slots_.erase(frame); return;
+    default: return;
+  }
+}
+
+void Thread::on_register(FrameId frame, Thread* registrant) {
+  auto it = homes_.find(frame);
+  if (it == homes_.end()) return;  // its call failed
+  detail::FrameHome& home = it->second;
+  if (!home.owner) home.owner = registrant;
+  else if (registrant != home.owner) home.forwarders.push_back(registrant);
+  runtime_.control(*this, *registrant, Message::Grant, frame, home.owner, home.closed ? home.posted : -1,
+                   home.window > 0);
+}
+
+void Thread::on_grant(FrameId frame, Thread* owner, std::int64_t count, bool credit) {
+  auto it = slots_.find(frame);
+  if (it == slots_.end()) return;
+  detail::FrameSlot& slot = it->second;
+  std::vector<Envelope*> waiting = std::move(slot.waiting);
+  slot.waiting.clear();
+  if (owner == this) {
+    slot.role = Role::Owner;
+    slot.expected = count;
+    slot.credits = credit;
+    for (Envelope* e : waiting) accept(slot, frame, e);
+  } else {
+    slot.role = Role::Forwarder;
+    slot.owner = owner;
+    for (Envelope* e : waiting) runtime_.send(node(), *owner, e);
+  }
+}
+
+void Thread::on_close(FrameId frame, std::int64_t count) {
+  auto it = slots_.find(frame);
+  if (it == slots_.end()) return;
+  detail::FrameSlot& slot = it->second;
+  slot.expected = count;
+  if (!slot.complete()) return;
+  if (slot.consumer) {
+    if (slot.consumer->state == Activity::State::WaitInput) make_ready(*slot.consumer);
+  } else if (slot.started) {
+    finish_slot(frame, slot);
+  }
+}
+
+void Thread::on_credit(FrameId frame, std::int64_t count) {
+  auto it = homes_.find(frame);
+  if (it == homes_.end()) return;
+  detail::FrameHome& home = it->second;
+  home.in_flight -= count;
+  Activity* producer = home.producer;
+  if (producer && producer->state == Activity::State::WaitCredit && home.in_flight < home.window) {
+    post(*producer, std::move(producer->held));
+    make_ready(*producer);
+  }
+}
+
+void Thread::on_done(FrameId frame) {
+  auto it = homes_.find(frame);
+  if (it == homes_.end()) return;
+  std::vector<Thread*> forwarders = std::move(it->second.forwarders);
+  homes_.erase(it);
+  for (Thread* t : forwarders) runtime_.control(*this, *t, Message::Release, frame);
+}
+
+}  // namespace dps

@@ -1,0 +1,56 @@
+// Building a graph: pairing merges and streams with the producers whose frames they close.
+#include "dps/graph.hpp"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+
+namespace dps {
+
+const char* to_string(OpKind kind) noexcept {
+  switch (kind) {
+    case OpKind::Split: return "split";
+    case OpKind::Leaf: return "leaf";
+    case OpKind::Merge: return "merge";
+    case OpKind::Stream: return "stream";
+  }
+  return "?";
+}
+
+namespace detail {
+
+std::string demangle(const char* mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(mangled);
+}
+
+std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& vertices) {
+  auto graph = std::make_shared<GraphCore>();
+  graph->name = std::move(name);
+  graph->vertices = vertices;
+  graph->match.assign(vertices.size(), GraphCore::kSink);
+  std::vector<std::uint32_t> open;  // producers whose frames are not closed yet
+  auto where = [&](std::uint32_t v) {
+    return std::string(to_string(vertices[v]->kind)) + " '" + vertices[v]->name + "' in graph '" + graph->name + "'";
+  };
+  for (std::uint32_t v = 0; v < vertices.size(); ++v) {
+    switch (vertices[v]->kind) {
+      case OpKind::Leaf: break;
+      case OpKind::Split: open.push_back(v); break;
+      case OpKind::Merge:
+      case OpKind::Stream:
+        if (open.empty()) throw GraphError(where(v) + " has no split before it whose frame it could close");
+        graph->match[v] = open.back();
+        open.pop_back();
+        if (vertices[v]->kind == OpKind::Stream) open.push_back(v);
+        break;
+    }
+  }
+  if (!open.empty()) throw GraphError(where(open.back()) + " has no merge after it to collect its outputs");
+  return graph;
+}
+
+}  // namespace detail
+}  // namespace dps

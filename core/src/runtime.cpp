@@ -1,0 +1,176 @@
+// The runtime: registry of collections, threads, graphs and calls; routing and delivery.
+#include "dps/runtime.hpp"
+
+#include "dps/errors.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dps {
+
+Runtime::Runtime(Backend& backend) : backend_(backend), steps_yield_(backend.steps_yield()) { backend_.attach(*this); }
+
+Runtime::~Runtime() {
+  backend_.quiesce();
+  std::unordered_map<CallId, std::unique_ptr<detail::CallBase>> unfinished;
+  {
+    std::lock_guard lock(calls_mu_);
+    unfinished.swap(calls_);
+  }
+  for (auto& [id, call] : unfinished)
+    call->fail(std::make_exception_ptr(ShutdownError("the application ended before the call completed")));
+  std::lock_guard lock(mu_);
+  threads_.clear();
+}
+
+ThreadsCore& Runtime::make_collection(std::string name, ThreadsCore::Factory factory) {
+  auto core = std::make_unique<ThreadsCore>(*this, std::move(name), std::move(factory));
+  std::lock_guard lock(mu_);
+  collections_.push_back(std::move(core));
+  return *collections_.back();
+}
+
+Thread& Runtime::adopt(std::unique_ptr<Thread> thread) {
+  std::lock_guard lock(mu_);
+  threads_.push_back(std::move(thread));
+  return *threads_.back();
+}
+
+std::vector<Thread*> Runtime::threads() const {
+  std::lock_guard lock(mu_);
+  std::vector<Thread*> all;
+  all.reserve(threads_.size());
+  for (const auto& t : threads_) all.push_back(t.get());
+  return all;
+}
+
+void Runtime::lifecycle(Lifecycle kind, const Thread* thread, NodeId node, NodeId to) {
+  if (TraceSink* sink = tracer()) {
+    sink->lifecycle({kind, thread ? thread->uid() : 0,
+                     thread ? std::string_view(thread->collection().name()) : std::string_view(), node, to, now()});
+  }
+}
+
+void Runtime::retire(Thread& thread, std::function<void(detail::StateBox&)> hand_back) {
+  auto* e = new Envelope;
+  e->kind = Message::Retire;
+  e->payload = Payload::local(std::move(hand_back));
+  enqueue(thread, e);
+}
+
+Future<void> Runtime::migrate(Thread& thread, NodeId node) {
+  Promise<void> promise(&backend_);
+  const std::vector<NodeId> live = backend_.nodes();
+  if (std::find(live.begin(), live.end(), node) == live.end()) {
+    promise.fail(std::make_exception_ptr(std::invalid_argument("cannot migrate " + thread.name() + " to node " +
+                                                               std::to_string(node) + ": no such node")));
+    return promise.future();
+  }
+  auto* e = new Envelope;
+  e->kind = Message::Migrate;
+  e->count = node;
+  e->payload = Payload::local(promise);
+  enqueue(thread, e);
+  return promise.future();
+}
+
+std::shared_ptr<const GraphCore> Runtime::adopt(std::shared_ptr<GraphCore> graph) {
+  std::lock_guard lock(mu_);
+  graphs_.push_back(std::move(graph));
+  return graphs_.back();
+}
+
+void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input, std::unique_ptr<detail::CallBase> call) {
+  const CallId id = next_call_.fetch_add(1, std::memory_order_relaxed) + 1;
+  {
+    std::lock_guard lock(calls_mu_);
+    calls_.emplace(id, std::move(call));
+  }
+  auto* e = new Envelope;
+  e->graph = graph.get();
+  e->call = id;
+  e->seq = id - 1;
+  e->payload = std::move(input);
+  Thread* to = nullptr;
+  try {
+    to = &route(*graph, 0, *e);
+  } catch (...) {
+    delete e;
+    fail_call(id, std::current_exception());
+    return;
+  }
+  send(backend_.local_node(), *to, e);
+}
+
+void Runtime::complete_call(CallId id, Payload&& result) {
+  std::unique_ptr<detail::CallBase> call;
+  {
+    std::lock_guard lock(calls_mu_);
+    auto it = calls_.find(id);
+    if (it == calls_.end()) return;  // it failed meanwhile
+    call = std::move(it->second);
+    calls_.erase(it);
+  }
+  call->complete(std::move(result));
+}
+
+void Runtime::fail_call(CallId id, std::exception_ptr error) {
+  std::unique_ptr<detail::CallBase> call;
+  {
+    std::lock_guard lock(calls_mu_);
+    auto it = calls_.find(id);
+    if (it == calls_.end()) return;  // already failed: the first error is the one reported
+    call = std::move(it->second);
+    calls_.erase(it);
+  }
+  call->fail(std::move(error));
+  // Every thread drops what it holds of the call; its other calls go on.
+  for (Thread* t : threads()) {
+    auto* e = new Envelope;
+    e->kind = Message::Abort;
+    e->call = id;
+    enqueue(*t, e);
+  }
+}
+
+std::size_t Runtime::calls_in_progress() const {
+  std::lock_guard lock(calls_mu_);
+  return calls_.size();
+}
+
+Thread& Runtime::route(const GraphCore& graph, std::uint32_t vertex, const Envelope& e) const {
+  const VertexSpec& spec = graph[vertex];
+  const auto table = spec.threads->table();
+  if (table.empty())
+    throw RouteError("collection '" + spec.threads->name() + "' of operation '" + spec.name + "' has no threads");
+  const RouteInfo info{table.size(), e.seq, e.frames.empty() ? FrameId{0} : e.frames.top().id};
+  const std::size_t index = spec.route(e.payload, info);
+  if (index >= table.size())
+    throw RouteError("the route of operation '" + spec.name + "' chose thread " + std::to_string(index) +
+                     ", but collection '" + spec.threads->name() + "' has " + std::to_string(table.size()) +
+                     " threads");
+  return *table[index];
+}
+
+void Runtime::send(NodeId from, Thread& to, Envelope* e) {
+  if (to.node() == from) enqueue(to, e);
+  else backend_.send(from, to, e);
+}
+
+void Runtime::enqueue(Thread& to, Envelope* e) {
+  if (to.mailbox_.push(e)) backend_.schedule(to);
+}
+
+void Runtime::control(Thread& from, Thread& to, Message kind, FrameId frame, Thread* peer, std::int64_t count,
+                      bool credit) {
+  if (&from == &to) return to.on_control(kind, frame, peer, count, credit);
+  auto* e = new Envelope;
+  e->kind = kind;
+  e->frame = frame;
+  e->peer = peer;
+  e->count = count;
+  e->credit = credit;
+  send(from.node(), to, e);
+}
+
+}  // namespace dps

@@ -1,0 +1,215 @@
+// The DPS thread as a strand: its message loop, leaves, and its lifecycle (retirement, migration).
+#include "dps/thread.hpp"
+
+#include "dps/errors.hpp"
+#include "dps/detail/context.hpp"
+#include "dps/runtime.hpp"
+#include "dps/threads.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <vector>
+
+namespace dps {
+
+namespace {
+std::string describe(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(std::move(error));
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+}  // namespace
+
+Thread::Thread(Runtime& runtime, ThreadsCore& collection, std::uint64_t uid, NodeId node,
+               std::unique_ptr<detail::StateBox> state)
+    : runtime_(runtime), collection_(collection), uid_(uid), node_(node), state_(std::move(state)) {}
+
+Thread::~Thread() {
+  for (Activity* a : activities_) {
+    for (Envelope* e : a->inputs) delete e;
+    delete a;
+  }
+  for (auto& [frame, slot] : slots_)
+    for (Envelope* e : slot.waiting) delete e;
+  for (Envelope* lists[] = {pending_, mailbox_.take()}; Envelope* e : lists) {
+    while (e) delete std::exchange(e, e->next);
+  }
+}
+
+std::string Thread::name() const {
+  std::ptrdiff_t index = collection_.index_of(*this);
+  if (index >= 0) return collection_.name() + "[" + std::to_string(index) + "]";
+  return collection_.name() + "#" + std::to_string(uid_) + " (removed)";
+}
+
+bool Thread::run(std::size_t budget) {
+  detail::ContextScope scope({&runtime_, this, nullptr});
+  std::size_t handled = 0;
+  for (;;) {
+    if (!pending_) pending_ = mailbox_.take();
+    if (!pending_) {
+      if (mailbox_.try_idle()) return false;
+      continue;
+    }
+    while (pending_) {
+      Envelope* e = std::exchange(pending_, pending_->next);
+      handle(e);
+      while (!ready_.empty()) {
+        Activity* a = ready_.front();
+        ready_.pop_front();
+        resume(*a);
+      }
+      if (life_ != Life::Active || migration_) settle();
+      if (++handled >= budget) return true;
+    }
+  }
+}
+
+void Thread::relocate(NodeId node, const std::string& image) {
+  state_->load(image);
+  node_.store(node, std::memory_order_release);
+}
+
+void Thread::handle(Envelope* e) {
+  switch (e->kind) {
+    case Message::Data: on_data(e); return;
+    case Message::Abort: on_abort(e->call); break;
+    case Message::Retire: on_retire(e); break;
+    case Message::Migrate: on_migrate(e); break;
+    default: on_control(e->kind, e->frame, e->peer, e->count, e->credit); break;
+  }
+  delete e;
+}
+
+void Thread::on_data(Envelope* e) {
+  if (!aborted_.empty() && aborted_.contains(e->call)) {
+    delete e;
+    return;
+  }
+  switch ((*e->graph)[e->vertex].kind) {
+    case OpKind::Leaf:
+      if (life_ != Life::Active) return reroute(e);
+      return run_leaf(e);
+    case OpKind::Split:
+      if (life_ != Life::Active) return reroute(e);
+      return start_producer(e);
+    case OpKind::Merge:
+    case OpKind::Stream: return on_consumer_input(e);
+  }
+}
+
+void Thread::run_leaf(Envelope* e) {
+  const VertexSpec& spec = (*e->graph)[e->vertex];
+  const double start = runtime_.tracer() ? runtime_.now() : 0.0;
+  try {
+    spec.run_leaf(*this, e->payload);
+  } catch (...) {
+    fail(e->call, spec.name, describe(std::current_exception()));
+    delete e;
+    return;
+  }
+  trace_step(spec, e->call, start);
+  e->vertex = e->graph->next(e->vertex);  // the envelope travels on with the leaf's output
+  emit(e, spec.name);
+}
+
+void Thread::emit(Envelope* e, const std::string& poster) {
+  if (e->vertex == GraphCore::kSink) {
+    runtime_.complete_call(e->call, std::move(e->payload));
+    delete e;
+    return;
+  }
+  Thread* to = nullptr;
+  try {
+    to = &runtime_.route(*e->graph, e->vertex, *e);
+  } catch (...) {
+    fail(e->call, poster, describe(std::current_exception()));
+    delete e;
+    return;
+  }
+  runtime_.send(node(), *to, e);
+}
+
+void Thread::start_producer(Envelope* e) {
+  Activity* a = create(*e->graph, e->vertex, e->call);
+  open_frame(*a, e->frames, e->seq);
+  a->start(std::move(e->payload));
+  delete e;
+  make_ready(*a);
+}
+
+// A removed thread gives work it has not started to the threads now in its collection.
+void Thread::reroute(Envelope* e) { emit(e, (*e->graph)[e->vertex].name); }
+
+void Thread::trace_step(const VertexSpec& spec, CallId call, double start) {
+  if (TraceSink* sink = runtime_.tracer())
+    sink->step({node(), uid_, collection_.name(), spec.name, call, start, runtime_.now()});
+}
+
+void Thread::fail(CallId call, const std::string& operation, const std::string& reason) {
+  runtime_.fail_call(call, std::make_exception_ptr(OperationError(operation, name(), node(), reason)));
+}
+
+void Thread::fail(const Activity& a, const std::string& reason) { fail(a.call, a.spec().name, reason); }
+
+void Thread::on_abort(CallId call) {
+  aborted_.insert(call);
+  std::vector<Activity*> doomed;
+  for (Activity* a : activities_)
+    if (a->call == call) doomed.push_back(a);
+  for (Activity* a : doomed) destroy(*a);
+  std::erase_if(homes_, [call](const auto& entry) { return entry.second.call == call; });
+  std::erase_if(slots_, [call](auto& entry) {
+    if (entry.second.call != call) return false;
+    for (Envelope* e : entry.second.waiting) delete e;
+    return true;
+  });
+}
+
+void Thread::on_retire(Envelope* e) {
+  hand_back_ = e->payload.take<std::function<void(detail::StateBox&)>>();
+  life_ = Life::Retiring;
+}
+
+void Thread::on_migrate(Envelope* e) {
+  migration_.emplace(Move{static_cast<NodeId>(e->count), e->payload.take<Promise<void>>()});
+}
+
+bool Thread::quiescent() const noexcept {
+  if (!activities_.empty() || !homes_.empty()) return false;
+  return std::none_of(slots_.begin(), slots_.end(), [](const auto& entry) {
+    return entry.second.role != detail::FrameSlot::Role::Forwarder;
+  });
+}
+
+// Operation instances cannot move (their coroutine frames live here), so a thread migrates or
+// retires between them; messages keep being processed meanwhile.
+void Thread::settle() {
+  if (!quiescent()) return;
+  if (migration_) {
+    Move move = std::move(*migration_);
+    migration_.reset();
+    const NodeId from = node();
+    if (move.to != from) {
+      try {
+        runtime_.backend().migrate(*this, move.to, state_->save());
+      } catch (...) {
+        move.done.fail(std::current_exception());
+        return;
+      }
+      runtime_.lifecycle(Lifecycle::ThreadMigrated, this, from, move.to);
+    }
+    move.done.set();
+  }
+  if (life_ == Life::Retiring) {
+    life_ = Life::Retired;
+    runtime_.lifecycle(Lifecycle::ThreadRemoved, this, node());
+    std::exchange(hand_back_, nullptr)(*state_);
+  }
+}
+
+}  // namespace dps

@@ -1,0 +1,67 @@
+// Thread collections: the table routes read without locks, replaced on every change.
+#include "dps/threads.hpp"
+
+#include "dps/runtime.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dps {
+
+ThreadsCore::ThreadsCore(Runtime& runtime, std::string name, Factory factory)
+    : runtime_(runtime), name_(std::move(name)), factory_(std::move(factory)) {
+  std::lock_guard lock(mu_);
+  publish({});
+}
+
+Thread& ThreadsCore::at(std::size_t index) const {
+  const auto t = table();
+  if (index >= t.size())
+    throw std::out_of_range("collection '" + name_ + "' has " + std::to_string(t.size()) + " threads, no thread " +
+                            std::to_string(index));
+  return *t[index];
+}
+
+std::ptrdiff_t ThreadsCore::index_of(const Thread& thread) const noexcept {
+  const auto t = table();
+  auto it = std::find(t.begin(), t.end(), &thread);
+  return it == t.end() ? -1 : it - t.begin();
+}
+
+NodeId ThreadsCore::next_node() {
+  const std::vector<NodeId> nodes = runtime_.backend().nodes();
+  std::lock_guard lock(mu_);
+  return nodes[placed_++ % nodes.size()];
+}
+
+Thread& ThreadsCore::add(NodeId node) {
+  std::lock_guard lock(mu_);
+  const auto current = table();
+  std::vector<Thread*> threads(current.begin(), current.end());
+  Thread& t = runtime_.adopt(
+      std::make_unique<Thread>(runtime_, *this, runtime_.new_thread_uid(), node, factory_(threads.size())));
+  threads.push_back(&t);
+  publish(std::move(threads));
+  runtime_.lifecycle(Lifecycle::ThreadAdded, &t, node);
+  return t;
+}
+
+Thread& ThreadsCore::detach(std::size_t index) {
+  std::lock_guard lock(mu_);
+  const auto current = table();
+  if (index >= current.size())
+    throw std::out_of_range("collection '" + name_ + "' has " + std::to_string(current.size()) +
+                            " threads, cannot remove thread " + std::to_string(index));
+  std::vector<Thread*> threads(current.begin(), current.end());
+  Thread& t = *threads[index];
+  threads.erase(threads.begin() + static_cast<std::ptrdiff_t>(index));
+  publish(std::move(threads));
+  return t;
+}
+
+void ThreadsCore::publish(std::vector<Thread*> threads) {
+  tables_.push_back(std::make_unique<const std::vector<Thread*>>(std::move(threads)));
+  table_.store(tables_.back().get(), std::memory_order_release);
+}
+
+}  // namespace dps
