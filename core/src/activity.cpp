@@ -52,10 +52,11 @@ void Thread::finish(Activity& a) {
   }
   switch (a.kind()) {
     case OpKind::Merge:
-      if (a.posted == 0) {
-        fail(a, "the merge finished without posting its result");
+      if (a.posted != 1) {
+        fail(a, a.posted == 0 ? "the merge finished without posting its result" : "a merge posts exactly one object");
         return destroy(a);
       }
+      send_output(a, std::move(a.held));
       break;
     case OpKind::Split:
     case OpKind::Stream: close_frame(a); break;
@@ -79,9 +80,17 @@ void Thread::destroy(Activity& a) {
   delete &a;
 }
 
+// A merge's single output leaves when the merge ends, once it is sure there is exactly one.
 void Thread::post(Activity& a, Payload&& value) {
+  if (a.kind() == OpKind::Merge) {
+    if (a.posted++ == 0) a.held = std::move(value);
+    return;
+  }
+  send_output(a, std::move(value));
+}
+
+void Thread::send_output(Activity& a, Payload&& value) {
   const VertexSpec& spec = a.spec();
-  if (spec.kind == OpKind::Merge && a.posted > 0) return fail(a, "a merge posts exactly one object");
   auto* e = new Envelope;
   e->graph = a.graph;
   e->call = a.call;

@@ -31,7 +31,16 @@ void Phase::end() {
   runtime_ = nullptr;
 }
 
-Application::Application(ApplicationOptions options) { start(options); }
+namespace {
+std::unique_ptr<Backend> local(const ApplicationOptions& options) {
+  if (options.nodes == 0) throw std::invalid_argument("--nodes expects a positive integer, got '0'");
+  return std::make_unique<LocalBackend>(options.nodes, options.workers);
+}
+}  // namespace
+
+Application::Application(ApplicationOptions options) { start(local(options)); }
+
+Application::Application(std::unique_ptr<Backend> backend) { start(std::move(backend)); }
 
 Application::Application(int argc, char** argv) {
   ApplicationOptions options;
@@ -44,12 +53,11 @@ Application::Application(int argc, char** argv) {
       args_.push_back(arg);
     }
   }
-  start(options);
+  start(local(options));
 }
 
-void Application::start(ApplicationOptions options) {
-  if (options.nodes == 0) throw std::invalid_argument("--nodes expects a positive integer, got '0'");
-  backend_ = std::make_unique<LocalBackend>(options.nodes, options.workers);
+void Application::start(std::unique_ptr<Backend> backend) {
+  backend_ = std::move(backend);
   runtime_ = std::make_unique<Runtime>(*backend_);
   // Payloads built by main (before calls) follow this application's allocation policy.
   if (!detail::current().runtime) {

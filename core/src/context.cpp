@@ -51,16 +51,18 @@ bool FutureStateBase::wait_for(std::chrono::nanoseconds timeout) {
 
 // Envelopes and coroutine frames are allocated on one OS thread and freed on another all the time:
 // a scalable allocator keeps that off the global heap lock.
-void* Envelope::operator new(std::size_t bytes) {
-  if (void* p = scalable_malloc(bytes)) return p;
+namespace {
+// Both hold max-aligned members (payload storage, coroutine frames); scalable_malloc only promises 8.
+void* allocate(std::size_t bytes) {
+  if (void* p = scalable_aligned_malloc(bytes, alignof(std::max_align_t))) return p;
   throw std::bad_alloc();
 }
-void Envelope::operator delete(void* p) noexcept { scalable_free(p); }
+}  // namespace
 
-void* Step::promise_type::operator new(std::size_t bytes) {
-  if (void* p = scalable_malloc(bytes)) return p;
-  throw std::bad_alloc();
-}
-void Step::promise_type::operator delete(void* p) noexcept { scalable_free(p); }
+void* Envelope::operator new(std::size_t bytes) { return allocate(bytes); }
+void Envelope::operator delete(void* p) noexcept { scalable_aligned_free(p); }
+
+void* Step::promise_type::operator new(std::size_t bytes) { return allocate(bytes); }
+void Step::promise_type::operator delete(void* p) noexcept { scalable_aligned_free(p); }
 
 }  // namespace dps

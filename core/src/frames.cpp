@@ -13,7 +13,7 @@ void Thread::open_frame(Activity& producer, const FrameStack& base, std::uint64_
   const FrameId id = runtime_.new_frame();
   producer.out_frame = id;
   producer.out_frames = base;
-  producer.out_frames.push(Frame{id, this, seq, producer.vertex});
+  producer.out_frames.push(Frame{id, this, seq});
   detail::FrameHome& home = homes_[id];
   home.producer = &producer;
   home.call = producer.call;
@@ -37,15 +37,6 @@ void Thread::close_frame(Activity& producer) {
 void Thread::on_consumer_input(Envelope* e) {
   const Frame& top = e->frames.top();
   const FrameId id = top.id;
-  const std::uint32_t expected_opener = e->graph->match[e->vertex];
-  if (top.opener != expected_opener) {
-    const GraphCore& g = *e->graph;
-    fail(e->call, g[e->vertex].name,
-         "received an object of the frame of '" + g[top.opener].name + "', not of its matching '" +
-             g[expected_opener].name + "'");
-    delete e;
-    return;
-  }
   auto [it, fresh] = slots_.try_emplace(id);
   detail::FrameSlot& slot = it->second;
   if (fresh) {
@@ -85,8 +76,8 @@ void Thread::accept(detail::FrameSlot& slot, FrameId frame, Envelope* e) {
     }
     a->start(std::move(e->payload));
     delete e;
+    make_ready(*a);  // before the credit, which may wake the producer: the first input is seen first
     consumed(slot, frame);
-    make_ready(*a);
     return;
   }
   if (!slot.consumer) {  // the instance ended early: the rest of its frame is dropped

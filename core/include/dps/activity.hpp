@@ -44,7 +44,7 @@ class Activity {
   FrameId out_frame = 0;
   std::uint64_t posted = 0;
   std::uint64_t out_seq = 0;
-  Payload held;  // a post waiting for flow-control credit
+  Payload held;  // a post waiting for flow-control credit; a merge's output until it ends
   detail::FrameHome* home = nullptr;  // split and stream: the record of the frame it opened
 
   // Input side (merge and stream).

@@ -51,6 +51,8 @@ class Application {
   // Reads --nodes N and --workers W; every other argument is left in args(). Throws
   // std::invalid_argument with a one-line reason on a bad value.
   Application(int argc, char** argv);
+  // Runs on a given backend (the simulator and TCP backends, or a test's).
+  explicit Application(std::unique_ptr<Backend> backend);
   ~Application();
   Application(const Application&) = delete;
   Application& operator=(const Application&) = delete;
@@ -91,7 +93,7 @@ class Application {
   Backend& backend() noexcept { return *backend_; }
 
  private:
-  void start(ApplicationOptions options);
+  void start(std::unique_ptr<Backend> backend);
 
   std::vector<std::string> args_;
   std::unique_ptr<Backend> backend_;

@@ -27,7 +27,6 @@ struct Frame {
   FrameId id = 0;
   Thread* home = nullptr;        // the thread running the producer; it keeps the frame's count and credit
   std::uint64_t parent_seq = 0;  // position of the producer's input in the enclosing frame
-  std::uint32_t opener = 0;      // vertex of the producer
 };
 
 // A stack of frames, inline up to kInline deep (nesting deeper than that is rare and still works).

@@ -149,8 +149,8 @@ auto operator>>(const L& left, const R& right) {
   static_assert(std::is_same_v<typename LC::output_type, typename RC::input_type>,
                 "dps: edge type mismatch: the output type on the left of >> is not the input type on its right");
   VertexList vertices = left.chain().vertices();
-  const VertexList& more = right.chain().vertices();
-  vertices.insert(vertices.end(), more.begin(), more.end());
+  const RC tail = right.chain();  // a Graph hands out its chain by value
+  vertices.insert(vertices.end(), tail.vertices().begin(), tail.vertices().end());
   return Chain<typename LC::input_type, typename RC::output_type>(std::move(vertices));
 }
 

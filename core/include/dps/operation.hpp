@@ -19,6 +19,12 @@
 // closed by a later merge. Every co_await is an atomic-step boundary: the operation may be suspended
 // there (flow control, waiting for input) while other operations of its thread run. A leaf never is.
 // `thread()` is the state of the DPS thread the operation runs on; one operation object per execution.
+//
+// Two GCC 12 coroutine bugs to steer around (both fixed in later compilers):
+// - `while (co_await next())` miscompiles: bind the result, `while (auto x = co_await next())`.
+// - a braced aggregate temporary built inside a co_await expression is destroyed twice. Harmless for
+//   plain values like Range{a, b}; for an aggregate that owns memory, build it first:
+//   `Block b{LargeArray<double>(n), k}; co_await post(std::move(b));`
 #pragma once
 
 #include "dps/activity.hpp"

@@ -80,6 +80,7 @@ class Thread {
   void finish(Activity& a);
   void destroy(Activity& a);
   void post(Activity& a, Payload&& value);
+  void send_output(Activity& a, Payload&& value);
   bool has_credit(const Activity& a) const;
   // frames.cpp: the split-frame protocol
   void open_frame(Activity& producer, const FrameStack& base, std::uint64_t seq);

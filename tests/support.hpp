@@ -1,0 +1,88 @@
+// Shared by the test suites: small data objects, and a backend that wraps LocalBackend to switch on
+// the behaviours of the simulated backend (step yielding, modelled compute, NOALLOC) one at a time.
+#pragma once
+
+#include <dps/dps.hpp>
+#include <dps/local_backend.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+namespace dps::test {
+
+struct Range {
+  long first = 0, last = 0;
+  template <class A>
+  void serialize(A& a) { a(first, last); }
+};
+
+struct Partial {
+  long sum = 0;
+  long count = 0;  // leaves summed into it
+  template <class A>
+  void serialize(A& a) { a(sum, count); }
+};
+
+inline long triangle(long n) { return n * (n - 1) / 2; }  // 0 + 1 + ... + (n-1)
+
+struct Counter {
+  long seen = 0;
+  template <class A>
+  void serialize(A& a) { a(seen); }
+};
+
+// Splits a range into pieces of `step` (the last one shorter).
+template <class State = Stateless>
+struct Pieces : Split<Range, Range, State> {
+  static inline long step = 10;
+  Step execute(Range r) {
+    for (long i = r.first; i < r.last; i += step) co_await this->post(Range{i, std::min(i + step, r.last)});
+  }
+};
+
+struct Flags {
+  bool yield = false;          // every co_await returns to the backend, like the simulator
+  bool model_compute = false;  // dps::compute charges instead of running
+  bool allocate = true;        // LargeArray allocates
+};
+
+class TestBackend final : public Backend {
+ public:
+  TestBackend(std::size_t nodes, std::size_t workers, Flags flags) : local_(nodes, workers), flags_(flags) {}
+  std::string_view name() const override { return "test"; }
+  void attach(Runtime& rt) override { local_.attach(rt); }
+  std::vector<NodeId> nodes() const override { return local_.nodes(); }
+  NodeId local_node() const override { return local_.local_node(); }
+  NodeId add_node() override { return local_.add_node(); }
+  void remove_node(NodeId n) override { local_.remove_node(n); }
+  void schedule(Thread& t) override { local_.schedule(t); }
+  void send(NodeId from, Thread& to, Envelope* e) override { local_.send(from, to, e); }
+  void migrate(Thread& t, NodeId to, std::string state) override { local_.migrate(t, to, std::move(state)); }
+  void quiesce() override { local_.quiesce(); }
+  double now() const override { return local_.now(); }
+  bool steps_yield() const override { return flags_.yield; }
+  bool models_compute() const override { return flags_.model_compute; }
+  bool allocates_payloads() const override { return flags_.allocate; }
+  void charge(Thread&, double seconds) override { charged_micros.fetch_add(static_cast<long>(seconds * 1e6 + 0.5)); }
+
+  std::atomic<long> charged_micros{0};
+
+ private:
+  LocalBackend local_;
+  Flags flags_;
+};
+
+// Polls `done` for at most `limit`; tests use it where they must wait for another OS thread.
+template <class F>
+bool eventually(F done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
+}
+
+}  // namespace dps::test
