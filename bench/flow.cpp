@@ -1,14 +1,13 @@
 // bench-flow: split -> N tiny leaves spread over DPS threads -> merge, in one process, against oneTBB
 // flow_graph doing the same work (a parallel function_node into a serial one) in the same run.
 // Prints one line per repetition, then the medians as JSON on the last line.
-#include <dps/dps.hpp>
-
 #include <tbb/flow_graph.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <dps/cli.hpp>
+#include <dps/dps.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,12 +17,16 @@ namespace {
 struct Count {
   long first, last;
   template <class A>
-  void serialize(A& a) { a(first, last); }
+  void serialize(A& a) {
+    a(first, last);
+  }
 };
 struct Value {
   long v;
   template <class A>
-  void serialize(A& a) { a(v); }
+  void serialize(A& a) {
+    a(v);
+  }
 };
 
 struct Fan : dps::Split<Count, Value> {
@@ -48,6 +51,7 @@ double run_dps(long n, std::size_t threads, std::uint32_t window, std::size_t wo
   auto leaves = app.threads<dps::Stateless>("leaves", threads);
   auto fan = dps::op<Fan>(master).window(window);
   auto graph = app.graph(fan >> dps::op<Twice>(leaves) >> dps::op<Sum>(master));
+  graph.call(Count{0, 10'000}).get();  // warm-up: the arena starts its OS threads lazily
   const auto t0 = std::chrono::steady_clock::now();
   const long sum = graph.call(Count{0, n}).get().v;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -65,6 +69,9 @@ double run_tbb(long n) {
     return continue_msg();
   });
   make_edge(leaf, merge);
+  for (long i = 0; i < 10'000; ++i) leaf.try_put(i);  // warm-up, as for ours
+  g.wait_for_all();
+  sum = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (long i = 0; i < n; ++i) leaf.try_put(i);
   g.wait_for_all();
@@ -78,54 +85,31 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-long number(const std::string& option, const char* text) {
-  long value = 0;
-  const char* end = text + std::char_traits<char>::length(text);
-  auto [p, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc() || p != end || value <= 0)
-    throw std::invalid_argument(option + " expects a positive integer, got '" + text + "'");
-  return value;
-}
-
 }  // namespace
 
-int main(int argc, char** argv) try {
-  long n = 2'000'000, threads = 2, window = 4096, repeat = 5, workers = 2;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help") {
-      std::printf(
-          "usage: bench-flow [--messages N] [--threads T] [--window W] [--workers P] [--repeat R]\n"
-          "Split -> N leaves on T DPS threads -> merge, against oneTBB flow_graph on the same work.\n"
-          "  --messages N  leaves per run (default 2000000)\n"
-          "  --threads T   DPS threads running the leaves (default 2)\n"
-          "  --window W    flow-control window of the split (default 4096)\n"
-          "  --workers P   OS threads of the DPS runtime (default 2)\n"
-          "  --repeat R    runs of each side; medians are reported (default 5)\n");
-      return 0;
+int main(int argc, char** argv) {
+  return dps::run_main("bench-flow", [&] {
+    long n = 2'000'000, threads = 2, window = 4096, repeat = 5, workers = 2;
+    dps::Cli cli("bench-flow",
+                 "Split -> N leaves on T DPS threads -> merge, against oneTBB flow_graph on the same work.");
+    cli.option("--messages", n, "leaves per run (default 2000000)")
+        .option("--threads", threads, "DPS threads running the leaves (default 2)")
+        .option("--window", window, "flow-control window of the split (default 4096)")
+        .option("--workers", workers, "OS threads of the DPS runtime (default 2)")
+        .option("--repeat", repeat, "runs of each side; medians are reported (default 5)");
+    if (!cli.parse(argc, argv)) return 0;
+    std::vector<double> ours, peer;
+    for (long r = 0; r < repeat; ++r) {  // interleaved, so drift on a shared machine hits both alike
+      ours.push_back(run_dps(n, static_cast<std::size_t>(threads), static_cast<std::uint32_t>(window),
+                             static_cast<std::size_t>(workers)));
+      peer.push_back(run_tbb(n));
+      std::printf("run %ld: dps %.0f msg/s, tbb flow_graph %.0f msg/s\n", r + 1, ours.back(), peer.back());
     }
-    if (i + 1 >= argc) throw std::invalid_argument("unknown option or missing value: " + arg);
-    const long v = number(arg, argv[++i]);
-    if (arg == "--messages") n = v;
-    else if (arg == "--threads") threads = v;
-    else if (arg == "--window") window = v;
-    else if (arg == "--workers") workers = v;
-    else if (arg == "--repeat") repeat = v;
-    else throw std::invalid_argument("unknown option " + arg);
-  }
-  std::vector<double> ours, peer;
-  for (long r = 0; r < repeat; ++r) {  // interleaved, so drift on a shared machine hits both alike
-    ours.push_back(run_dps(n, static_cast<std::size_t>(threads), static_cast<std::uint32_t>(window),
-                           static_cast<std::size_t>(workers)));
-    peer.push_back(run_tbb(n));
-    std::printf("run %ld: dps %.0f msg/s, tbb flow_graph %.0f msg/s\n", r + 1, ours.back(), peer.back());
-  }
-  const double m = median(ours), p = median(peer);
-  std::printf("{\"messages\": %ld, \"threads\": %ld, \"window\": %ld, \"msgs_per_s\": %.0f, \"peer_msgs_per_s\": %.0f, "
-              "\"ratio\": %.3f}\n",
-              n, threads, window, m, p, m / p);
-  return 0;
-} catch (const std::exception& e) {
-  std::fprintf(stderr, "bench-flow: %s\n", e.what());
-  return 2;
+    const double m = median(ours), p = median(peer);
+    std::printf(
+        "{\"messages\": %ld, \"threads\": %ld, \"window\": %ld, \"msgs_per_s\": %.0f, \"peer_msgs_per_s\": %.0f, "
+        "\"ratio\": %.3f}\n",
+        n, threads, window, m, p, m / p);
+    return 0;
+  });
 }

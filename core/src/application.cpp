@@ -73,8 +73,8 @@ Application::~Application() {
 }
 
 const char* Application::options_help() {
-  return "  --nodes N      nodes of the application (default 4)\n"
-         "  --workers W    OS threads running DPS threads (default: one per core)\n";
+  return "  --nodes V           nodes of the application (default 4)\n"
+         "  --workers V         OS threads running DPS threads (default: one per core)\n";
 }
 
 NodeId Application::add_node() {

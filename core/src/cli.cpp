@@ -1,0 +1,60 @@
+// Command-line parsing shared by the executables.
+#include "dps/cli.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace dps {
+
+namespace {
+template <class T>
+T number(const std::string& name, const std::string& text) {
+  T value{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !(value > 0))
+    throw std::invalid_argument(name + " expects a positive number, got '" + text + "'");
+  return value;
+}
+}  // namespace
+
+std::string Cli::usage(const std::string& more) const {
+  std::string text = "usage: " + program_ + " [options]\n" + summary_ + "\n";
+  for (const Option& o : options_) {
+    const bool is_flag = std::holds_alternative<bool*>(o.target);
+    std::string head = "  " + o.name + (is_flag ? "" : " V");
+    head.resize(std::max<std::size_t>(head.size() + 2, 22), ' ');
+    text += head + o.help + "\n";
+  }
+  return text + more + "  --help              this text\n";
+}
+
+bool Cli::parse(const std::vector<std::string>& args, const std::string& more) const {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage(more).c_str(), stdout);
+      return false;
+    }
+    const Option* found = nullptr;
+    for (const Option& o : options_)
+      if (o.name == arg) found = &o;
+    if (!found) throw std::invalid_argument("unknown option '" + arg + "' (see --help)");
+    if (auto* flag = std::get_if<bool*>(&found->target)) {
+      **flag = true;
+      continue;
+    }
+    if (i + 1 >= args.size()) throw std::invalid_argument(arg + " expects a value");
+    const std::string& text = args[++i];
+    std::visit(
+        [&](auto* target) {
+          using T = std::remove_pointer_t<decltype(target)>;
+          if constexpr (std::is_same_v<T, std::string>) *target = text;
+          else if constexpr (!std::is_same_v<T, bool>) *target = number<T>(arg, text);
+        },
+        found->target);
+  }
+  return true;
+}
+
+}  // namespace dps
