@@ -32,6 +32,7 @@ ThreadsCore& Runtime::make_collection(std::string name, ThreadsCore::Factory fac
 
 Thread& Runtime::adopt(std::unique_ptr<Thread> thread) {
   std::lock_guard lock(mu_);
+  thread->aborted_ = failed_;  // not started yet: it missed the Abort broadcasts so far
   threads_.push_back(std::move(thread));
   return *threads_.back();
 }
@@ -124,8 +125,15 @@ void Runtime::fail_call(CallId id, std::exception_ptr error) {
     calls_.erase(it);
   }
   call->fail(std::move(error));
-  // Every thread drops what it holds of the call; its other calls go on.
-  for (Thread* t : threads()) {
+  // Every thread drops what it holds of the call; its other calls go on. Threads created later
+  // start with the call in their aborted set (same lock as adopt()).
+  std::vector<Thread*> all;
+  {
+    std::lock_guard lock(mu_);
+    failed_.insert(id);
+    for (const auto& t : threads_) all.push_back(t.get());
+  }
+  for (Thread* t : all) {
     auto* e = new Envelope;
     e->kind = Message::Abort;
     e->call = id;

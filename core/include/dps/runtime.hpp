@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace dps {
@@ -79,10 +80,11 @@ class Runtime {
   const bool steps_yield_;
   std::atomic<TraceSink*> tracer_{nullptr};
 
-  mutable std::mutex mu_;  // collections, threads, graphs
+  mutable std::mutex mu_;  // collections, threads, graphs, failed calls
   std::vector<std::unique_ptr<ThreadsCore>> collections_;
   std::vector<std::unique_ptr<Thread>> threads_;
   std::vector<std::shared_ptr<const GraphCore>> graphs_;
+  std::unordered_set<CallId> failed_;
 
   mutable std::mutex calls_mu_;
   std::unordered_map<CallId, std::unique_ptr<detail::CallBase>> calls_;
