@@ -9,21 +9,6 @@
 namespace dps::test {
 namespace {
 
-struct Add : Leaf<Range, Partial, Counter> {
-  Partial execute(const Range& r) {
-    ++thread().seen;
-    long s = 0;
-    for (long i = r.first; i < r.last; ++i) s += i;
-    return {s, 1};
-  }
-};
-struct Gather : Merge<Partial, Partial> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
-  }
-};
-
 TEST(Application, ReadsItsOptionsAndLeavesTheRest) {
   std::vector<std::string> words{"prog", "--n", "64", "--nodes", "3", "--workers", "1", "--verbose"};
   std::vector<char*> argv;
@@ -57,8 +42,8 @@ TEST(Application, SeveralApplicationsInOneProcess) {
   auto wa = a.threads<Counter>("workers", 2);
   auto mb = b.threads<Stateless>("master", 1);
   auto wb = b.threads<Counter>("workers", 3);
-  auto ga = a.graph(op<Pieces<>>(ma) >> op<Add>(wa) >> op<Gather>(ma));
-  auto gb = b.graph(op<Pieces<>>(mb) >> op<Add>(wb) >> op<Gather>(mb));
+  auto ga = a.graph(op<Pieces<>>(ma) >> op<AddRange<Counter>>(wa) >> op<SumPartials<>>(ma));
+  auto gb = b.graph(op<Pieces<>>(mb) >> op<AddRange<Counter>>(wb) >> op<SumPartials<>>(mb));
   std::vector<Future<Partial>> fa, fb;
   for (long c = 1; c <= 100; ++c) {
     fa.push_back(ga.call(Range{0, c * 10}));

@@ -8,26 +8,11 @@
 namespace dps::test {
 namespace {
 
-struct Add : Leaf<Range, Partial, Counter> {
-  Partial execute(const Range& r) {
-    ++thread().seen;
-    long s = 0;
-    for (long i = r.first; i < r.last; ++i) s += i;
-    return {s, 1};
-  }
-};
-struct Gather : Merge<Partial, Partial> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
-  }
-};
-
 TEST(Calls, ThousandConcurrentCalls) {
   Application app(ApplicationOptions{.nodes = 4, .workers = 2});
   auto master = app.threads<Stateless>("master", 2);
   auto workers = app.threads<Counter>("workers", 4);
-  auto graph = app.graph(op<Pieces<>>(master) >> op<Add>(workers) >> op<Gather>(master));
+  auto graph = app.graph(op<Pieces<>>(master) >> op<AddRange<Counter>>(workers) >> op<SumPartials<>>(master));
   std::vector<Future<Partial>> calls;
   for (long c = 0; c < 1000; ++c) calls.push_back(graph.call(Range{c, c + 1 + c % 97}));
   for (long c = 0; c < 1000; ++c) {
@@ -42,7 +27,7 @@ TEST(Calls, ThousandConcurrentCalls) {
 TEST(Calls, LeafOnlyGraphAndRepeatedCalls) {
   Application app(ApplicationOptions{.nodes = 1, .workers = 2});
   auto workers = app.threads<Counter>("workers", 2);
-  auto graph = app.graph(op<Add>(workers));
+  auto graph = app.graph(op<AddRange<Counter>>(workers));
   for (long n = 1; n < 50; ++n) EXPECT_EQ(graph.call(Range{0, n}).get().sum, triangle(n));
 }
 
@@ -50,7 +35,7 @@ TEST(Calls, CallsFromSeveralOsThreadsAtOnce) {
   Application app(ApplicationOptions{.nodes = 2, .workers = 2});
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Counter>("workers", 3);
-  auto graph = app.graph(op<Pieces<>>(master) >> op<Add>(workers) >> op<Gather>(master));
+  auto graph = app.graph(op<Pieces<>>(master) >> op<AddRange<Counter>>(workers) >> op<SumPartials<>>(master));
   std::atomic<int> wrong{0};
   std::vector<std::thread> callers;
   for (int t = 0; t < 4; ++t) {

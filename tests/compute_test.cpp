@@ -20,12 +20,6 @@ struct Work : Leaf<Range, Partial> {
     return {s, 1};
   }
 };
-struct Gather : Merge<Partial, Partial> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
-  }
-};
 
 TEST(Compute, RunsTheFunctionForReal) {
   ran = 0;
@@ -34,7 +28,7 @@ TEST(Compute, RunsTheFunctionForReal) {
   Application app(std::move(backend));
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 2);
-  auto graph = app.graph(op<Pieces<>>(master) >> op<Work>(workers) >> op<Gather>(master));
+  auto graph = app.graph(op<Pieces<>>(master) >> op<Work>(workers) >> op<SumPartials<>>(master));
   EXPECT_EQ(graph.call(Range{0, 100}).get().sum, triangle(100));
   EXPECT_EQ(ran.load(), 20);
   EXPECT_EQ(b.charged_micros.load(), 0);
@@ -47,7 +41,7 @@ TEST(Compute, PartialDirectExecutionChargesTheEstimate) {
   Application app(std::move(backend));
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 2);
-  auto graph = app.graph(op<Pieces<>>(master) >> op<Work>(workers) >> op<Gather>(master));
+  auto graph = app.graph(op<Pieces<>>(master) >> op<Work>(workers) >> op<SumPartials<>>(master));
   const Partial p = graph.call(Range{0, 100}).get();
   EXPECT_EQ(p.count, 10) << "the flow of the graph is unchanged";
   EXPECT_EQ(p.sum, 0) << "the skipped computation returns a value-initialized result";

@@ -12,23 +12,12 @@ namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-struct Add : Leaf<Range, Partial> {
-  Partial execute(const Range& r) {
-    long s = 0;
-    for (long i = r.first; i < r.last; ++i) s += i;
-    return {s, 1};
-  }
-};
 struct Fragile : Leaf<Range, Partial> {
   Partial execute(const Range& r) {
     if (r.first == 130) throw std::runtime_error("bad block 130");
-    return Add{}.execute(r);
-  }
-};
-struct Gather : Merge<Partial, Partial> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
+    long s = 0;
+    for (long i = r.first; i < r.last; ++i) s += i;
+    return {s, 1};
   }
 };
 
@@ -37,7 +26,7 @@ class Errors : public ::testing::Test {
   Application app{ApplicationOptions{.nodes = 2, .workers = 2}};
   Threads<Stateless> master = app.threads<Stateless>("master", 1);
   Threads<Stateless> workers = app.threads<Stateless>("workers", 4);
-  Graph<Range, Partial> good = app.graph(op<Pieces<>>(master) >> op<Add>(workers) >> op<Gather>(master));
+  Graph<Range, Partial> good = app.graph(op<Pieces<>>(master) >> op<AddRange<>>(workers) >> op<SumPartials<>>(master));
 
   // The runtime still serves calls, concurrently, after the failure.
   void expect_usable() {
@@ -49,7 +38,7 @@ class Errors : public ::testing::Test {
 };
 
 TEST_F(Errors, ExceptionInALeafNamesOperationAndThread) {
-  auto graph = app.graph(op<Pieces<>>(master) >> op<Fragile>(workers).named("Fragile") >> op<Gather>(master));
+  auto graph = app.graph(op<Pieces<>>(master) >> op<Fragile>(workers).named("Fragile") >> op<SumPartials<>>(master));
   std::vector<Future<Partial>> fine;
   for (int i = 0; i < 20; ++i) fine.push_back(graph.call(Range{0, 100}));  // never reaches block 130
   auto doomed = graph.call(Range{0, 1000});
@@ -76,7 +65,7 @@ struct Explode : Split<Range, Range> {
 };
 
 TEST_F(Errors, ExceptionInASplitAfterItPostedFailsOnlyItsCall) {
-  auto graph = app.graph(op<Explode>(master).window(8) >> op<Add>(workers) >> op<Gather>(master));
+  auto graph = app.graph(op<Explode>(master).window(8) >> op<AddRange<>>(workers) >> op<SumPartials<>>(master));
   for (int round = 0; round < 5; ++round) {
     auto f = graph.call(Range{0, 100});
     try {
@@ -91,8 +80,8 @@ TEST_F(Errors, ExceptionInASplitAfterItPostedFailsOnlyItsCall) {
 }
 
 TEST_F(Errors, RouteOutOfRange) {
-  auto graph = app.graph(op<Pieces<>>(master) >> op<Add>(workers, [](const Range&) { return std::size_t{7}; }) >>
-                         op<Gather>(master));
+  auto graph = app.graph(op<Pieces<>>(master) >> op<AddRange<>>(workers, [](const Range&) { return std::size_t{7}; }) >>
+                         op<SumPartials<>>(master));
   try {
     graph.call(Range{0, 100}).get();
     FAIL();
@@ -100,7 +89,7 @@ TEST_F(Errors, RouteOutOfRange) {
     EXPECT_TRUE(contains(e.what(), "chose thread 7, but collection 'workers' has 4 threads")) << e.what();
     EXPECT_TRUE(contains(e.what(), "on thread master[0]")) << e.what();
   }
-  auto entry = app.graph(op<Add>(workers, to(4)));
+  auto entry = app.graph(op<AddRange<>>(workers, to(4)));
   EXPECT_THROW(entry.call(Range{0, 1}).get(), RouteError);
   expect_usable();
 }
@@ -121,7 +110,7 @@ struct Mute : Merge<Partial, Partial> {
 };
 
 TEST_F(Errors, MergeBreakingItsRules) {
-  auto twice = app.graph(op<Pieces<>>(master) >> op<Add>(workers) >> op<Twice>(master).named("Twice"));
+  auto twice = app.graph(op<Pieces<>>(master) >> op<AddRange<>>(workers) >> op<Twice>(master).named("Twice"));
   try {
     twice.call(Range{0, 100}).get();
     FAIL();
@@ -129,7 +118,7 @@ TEST_F(Errors, MergeBreakingItsRules) {
     EXPECT_TRUE(contains(e.what(), "operation 'Twice'")) << e.what();
     EXPECT_TRUE(contains(e.what(), "a merge posts exactly one object")) << e.what();
   }
-  auto mute = app.graph(op<Pieces<>>(master) >> op<Add>(workers) >> op<Mute>(master).named("Mute"));
+  auto mute = app.graph(op<Pieces<>>(master) >> op<AddRange<>>(workers) >> op<Mute>(master).named("Mute"));
   try {
     mute.call(Range{0, 100}).get();
     FAIL();
@@ -151,14 +140,14 @@ TEST_F(Errors, SplitPostingNothing) {
 
 TEST_F(Errors, UnpairedGraphsAreRejectedWhenBuilt) {
   try {
-    app.graph(op<Pieces<>>(master) >> op<Add>(workers), "half");
+    app.graph(op<Pieces<>>(master) >> op<AddRange<>>(workers), "half");
     FAIL();
   } catch (const GraphError& e) {
     EXPECT_TRUE(contains(e.what(), "has no merge after it")) << e.what();
     EXPECT_TRUE(contains(e.what(), "graph 'half'")) << e.what();
   }
   try {
-    app.graph(op<Add>(workers) >> op<Gather>(master));
+    app.graph(op<AddRange<>>(workers) >> op<SumPartials<>>(master));
     FAIL();
   } catch (const GraphError& e) {
     EXPECT_TRUE(contains(e.what(), "has no split before it")) << e.what();

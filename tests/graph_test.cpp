@@ -6,19 +6,6 @@
 namespace dps::test {
 namespace {
 
-struct Add : Leaf<Range, Partial> {
-  Partial execute(const Range& r) {
-    long s = 0;
-    for (long i = r.first; i < r.last; ++i) s += i;
-    return {s, 1};
-  }
-};
-struct Gather : Merge<Partial, Partial> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
-  }
-};
 struct Halves : Split<Range, Range> {
   Step execute(Range r) {
     const long mid = (r.first + r.last) / 2;
@@ -34,9 +21,9 @@ TEST(Graph, AGraphStandsWhereAnOperationStands) {
   Application app(ApplicationOptions{.nodes = 3, .workers = 2});
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 3);
-  auto inner = app.graph(op<Halves>(workers) >> op<Add>(workers) >> op<Gather>(workers), "inner");
+  auto inner = app.graph(op<Halves>(workers) >> op<AddRange<>>(workers) >> op<SumPartials<>>(workers), "inner");
   // inner replaces the leaf of an outer split-merge, like seed 004 Fig. 8 replaces an operation.
-  auto outer = app.graph(op<Pieces<>>(master) >> inner >> op<Gather>(master), "outer");
+  auto outer = app.graph(op<Pieces<>>(master) >> inner >> op<SumPartials<>>(master), "outer");
   const Partial p = outer.call(Range{0, 1000}).get();
   EXPECT_EQ(p.sum, triangle(1000));
   EXPECT_EQ(p.count, 2 * 1000 / Pieces<>::step) << "each outer piece went through the inner split into two leaves";
@@ -47,8 +34,8 @@ TEST(Graph, BuiltAtRunTimeInALoop) {
   Application app(ApplicationOptions{.nodes = 2, .workers = 2});
   auto workers = app.threads<Stateless>("workers", 2);
   // Sum [0, 10), then [0, 10 * count) ... : the chain grows with a run-time parameter.
-  Chain<Range, Partial> chain = op<Add>(workers);
-  for (int level = 0; level < 4; ++level) chain = chain >> op<Widen>(workers) >> op<Add>(workers);
+  Chain<Range, Partial> chain = op<AddRange<>>(workers);
+  for (int level = 0; level < 4; ++level) chain = chain >> op<Widen>(workers) >> op<AddRange<>>(workers);
   auto graph = app.graph(chain);
   EXPECT_EQ(graph.call(Range{0, 10}).get().sum, triangle(10));
   EXPECT_EQ(graph.name(), "graph");
@@ -58,9 +45,9 @@ TEST(Graph, OperationNamesDefaultToTheirTypes) {
   auto workers = Threads<Stateless>();
   Application app(ApplicationOptions{.nodes = 1, .workers = 1});
   workers = app.threads<Stateless>("workers", 1);
-  auto chain = op<Add>(workers);
+  auto chain = op<AddRange<>>(workers);
   EXPECT_NE(chain.vertices()[0]->name.find("Add"), std::string::npos);
-  EXPECT_EQ(op<Add>(workers).named("sum").vertices()[0]->name, "sum");
+  EXPECT_EQ(op<AddRange<>>(workers).named("sum").vertices()[0]->name, "sum");
 }
 
 }  // namespace

@@ -134,18 +134,12 @@ struct Inspect : Leaf<Block, Partial> {
     return {static_cast<long>(wire_size(b)), b.a.allocated() ? 1L : 0L};
   }
 };
-struct SumUp : Merge<Partial, Partial> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
-  }
-};
 
 Partial blocks_under(Flags flags) {
   Application app(std::make_unique<TestBackend>(2, 2, flags));
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 2);
-  auto graph = app.graph(op<MakeBlocks>(master) >> op<Inspect>(workers) >> op<SumUp>(master));
+  auto graph = app.graph(op<MakeBlocks>(master) >> op<Inspect>(workers) >> op<SumPartials<>>(master));
   return graph.call(Range{0, 16}).get();
 }
 

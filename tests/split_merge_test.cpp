@@ -19,14 +19,6 @@ struct Tenths : Split<Range, Range> {
     for (int k = 0; k < 10; ++k) co_await post(Range{r.first + k * step, r.first + (k + 1) * step});
   }
 };
-struct SumRange : Leaf<Range, Partial, Counter> {
-  Partial execute(const Range& r) {
-    ++thread().seen;
-    long s = 0;
-    for (long i = r.first; i < r.last; ++i) s += i;
-    return {s, 1};
-  }
-};
 // Checks it received exactly its split's ten objects, each of them a complete sub-result.
 struct Collect : Merge<Partial, Partial> {
   static inline std::atomic<int> wrong_fanin{0};
@@ -48,7 +40,7 @@ TEST(SplitMerge, NestedThreeLevelsDeepOverManyThreads) {
   auto mid = app.threads<Stateless>("mid", 3);
   auto inner = app.threads<Stateless>("inner", 4);
   auto workers = app.threads<Counter>("workers", 5);
-  auto graph = app.graph(op<Tenths>(master) >> op<Tenths>(mid) >> op<Tenths>(inner) >> op<SumRange>(workers) >>
+  auto graph = app.graph(op<Tenths>(master) >> op<Tenths>(mid) >> op<Tenths>(inner) >> op<AddRange<Counter>>(workers) >>
                          op<Collect>(inner) >> op<Collect>(mid) >> op<Collect>(master));
   std::vector<Future<Partial>> calls;
   for (long c = 0; c < 8; ++c) calls.push_back(graph.call(Range{c * 1000, (c + 1) * 1000}));
@@ -153,17 +145,10 @@ TEST(SplitMerge, InputsArrivingOutOfOrderAreAllMerged) {
 
 // --- a suspended merge lets the other operations of its thread run ---
 
-struct SumAll : Merge<Partial, Partial, Counter> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
-  }
-};
-
 TEST(SplitMerge, SuspendedMergeLetsItsThreadRunOtherOperations) {
   Application app(ApplicationOptions{.nodes = 1, .workers = 1});
   auto one = app.threads<Counter>("one", 1);  // split, leaves and merge all on one DPS thread
-  auto graph = app.graph(op<Pieces<Counter>>(one) >> op<SumRange>(one) >> op<SumAll>(one));
+  auto graph = app.graph(op<Pieces<Counter>>(one) >> op<AddRange<Counter>>(one) >> op<SumPartials<Counter>>(one));
   auto f = graph.call(Range{0, 100});
   ASSERT_TRUE(f.wait_for(std::chrono::seconds(20))) << "the merge waiting for input blocked its thread";
   EXPECT_EQ(f.get().sum, triangle(100));

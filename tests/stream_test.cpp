@@ -46,12 +46,6 @@ struct Seen : Leaf<Range, Partial> {
     return {r.first, 1};
   }
 };
-struct Total : Merge<Partial, Partial> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
-  }
-};
 
 TEST(Stream, OutputsLeaveBeforeAllInputsArrived) {
   Application app(ApplicationOptions{.nodes = 2, .workers = 2});
@@ -60,7 +54,7 @@ TEST(Stream, OutputsLeaveBeforeAllInputsArrived) {
   // Windows of one: the split waits for the stream to take each input, the stream waits for the
   // merge to take each output. Pipelining makes progress; holding outputs back would not.
   auto graph = app.graph(op<Ones>(master).window(1) >> op<Same>(workers) >> op<Relay>(master).window(1) >>
-                         op<Seen>(workers) >> op<Total>(master));
+                         op<Seen>(workers) >> op<SumPartials<>>(master));
   auto f = graph.call(Range{0, 10});
   ASSERT_TRUE(f.wait_for(std::chrono::seconds(20)));
   const Partial p = f.get();
@@ -98,7 +92,7 @@ TEST(Stream, ClosesOneFrameAndOpensAnother) {
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 2);
   auto graph = app.graph(op<Ones>(master) >> op<Same>(workers) >> op<Triples>(workers) >> op<Keep>(workers) >>
-                         op<Total>(master));
+                         op<SumPartials<>>(master));
   for (long n : {1L, 3L, 4L, 30L, 31L}) {
     const Partial p = graph.call(Range{0, n}).get();
     EXPECT_EQ(p.sum, triangle(n)) << n;

@@ -42,6 +42,26 @@ struct Pieces : Split<Range, Range, State> {
   }
 };
 
+// Sums a range into one Partial; counts itself in its thread's state when that is a Counter.
+template <class State = Stateless>
+struct AddRange : Leaf<Range, Partial, State> {
+  Partial execute(const Range& r) {
+    if constexpr (std::is_same_v<State, Counter>) ++this->thread().seen;
+    long s = 0;
+    for (long i = r.first; i < r.last; ++i) s += i;
+    return {s, 1};
+  }
+};
+
+// Adds up every Partial of its split.
+template <class State = Stateless>
+struct SumPartials : Merge<Partial, Partial, State> {
+  Step execute(Partial p) {
+    while (auto q = co_await this->next()) p.sum += q->sum, p.count += q->count;
+    co_await this->post(p);
+  }
+};
+
 struct Flags {
   bool yield = false;          // every co_await returns to the backend, like the simulator
   bool model_compute = false;  // dps::compute charges instead of running

@@ -35,19 +35,12 @@ struct Visit : Leaf<Item, Partial, Counter> {
     return {it.index, 1};
   }
 };
-struct Gather : Merge<Partial, Partial> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
-  }
-};
-
 TEST(Threads, AddAndRemoveDuringRunningCallsCountsEveryMessageOnce) {
   hits.reset(new std::atomic<int>[kCalls * kPerCall]());
   Application app(ApplicationOptions{.nodes = 4, .workers = 2});
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Counter>("workers", 3);
-  auto graph = app.graph(op<Spread>(master).window(256) >> op<Visit>(workers) >> op<Gather>(master));
+  auto graph = app.graph(op<Spread>(master).window(256) >> op<Visit>(workers) >> op<SumPartials<>>(master));
 
   std::vector<Future<Partial>> calls;
   for (long c = 0; c < kCalls; ++c) calls.push_back(graph.call(Item{c, 0}));
@@ -138,7 +131,7 @@ TEST(Threads, MigrationCarriesTheStateToAnotherNode) {
   app.trace_to(&trace);
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Counter>("workers", 2);
-  auto graph = app.graph(op<Spread>(master) >> op<Visit>(workers) >> op<Gather>(master));
+  auto graph = app.graph(op<Spread>(master) >> op<Visit>(workers) >> op<SumPartials<>>(master));
   hits.reset(new std::atomic<int>[kCalls * kPerCall]());
   ASSERT_EQ(workers.node(1), 1u);
   graph.call(Item{0, 0}).get();
@@ -162,7 +155,7 @@ TEST(Threads, NodesAreAddedAndRemovedWithTheirThreads) {
   Application app(ApplicationOptions{.nodes = 2, .workers = 2});
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Counter>("workers", 2);
-  auto graph = app.graph(op<Spread>(master) >> op<Visit>(workers) >> op<Gather>(master));
+  auto graph = app.graph(op<Spread>(master) >> op<Visit>(workers) >> op<SumPartials<>>(master));
   hits.reset(new std::atomic<int>[kCalls * kPerCall]());
   const NodeId added = app.add_node();
   EXPECT_EQ(app.nodes(), 3u);

@@ -12,12 +12,6 @@ namespace {
 struct Add : Leaf<Range, Partial> {
   Partial execute(const Range& r) { return {r.last - r.first, 1}; }
 };
-struct Gather : Merge<Partial, Partial> {
-  Step execute(Partial p) {
-    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
-    co_await post(p);
-  }
-};
 
 TEST(Trace, StepsTransfersLifecycleAndPhases) {
   MemoryTrace trace;
@@ -26,7 +20,7 @@ TEST(Trace, StepsTransfersLifecycleAndPhases) {
   auto master = app.threads<Stateless>("master", 1);    // node 0
   auto workers = app.threads<Stateless>("workers", 2);  // nodes 0 and 1
   auto graph = app.graph(op<Pieces<>>(master).named("cut") >> op<Add>(workers).named("add") >>
-                         op<Gather>(master).named("gather"));
+                         op<SumPartials<>>(master).named("gather"));
   {
     auto phase = app.phase("first call");
     EXPECT_EQ(graph.call(Range{0, 100}).get().count, 10);
@@ -78,7 +72,7 @@ TEST(Trace, EveryCoAwaitIsAnAtomicStepBoundary) {
   app.trace_to(&trace);
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 2);
-  auto graph = app.graph(op<Pieces<>>(master).named("cut") >> op<Add>(workers) >> op<Gather>(master).named("gather"));
+  auto graph = app.graph(op<Pieces<>>(master).named("cut") >> op<Add>(workers) >> op<SumPartials<>>(master).named("gather"));
   EXPECT_EQ(graph.call(Range{0, 50}).get().count, 5);
   int cut = 0, gather = 0;
   for (const auto& s : trace.steps()) {

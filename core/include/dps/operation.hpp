@@ -135,13 +135,25 @@ class Operation {
   Thread* thread_ = nullptr;
 };
 
+namespace detail {
+// What split, merge and stream share: posting outputs.
+template <class In, class Out, class State>
+class Posting : public Operation<In, Out, State> {
+ protected:
+  PostAwaiter post(Out value) { return {*this->activity_, Payload::of(std::move(value))}; }
+};
+// What merge and stream share: taking the other inputs of their frame.
+template <class In, class Out, class State>
+class Collecting : public Posting<In, Out, State> {
+ protected:
+  NextAwaiter<In> next() { return NextAwaiter<In>(*this->activity_); }
+};
+}  // namespace detail
+
 template <class In, class Out, class State = Stateless>
-class Split : public Operation<In, Out, State> {
+class Split : public detail::Posting<In, Out, State> {
  public:
   static constexpr OpKind kind = OpKind::Split;
-
- protected:
-  detail::PostAwaiter post(Out value) { return {*this->activity_, Payload::of(std::move(value))}; }
 };
 
 template <class In, class Out, class State = Stateless>
@@ -151,23 +163,15 @@ class Leaf : public Operation<In, Out, State> {
 };
 
 template <class In, class Out, class State = Stateless>
-class Merge : public Operation<In, Out, State> {
+class Merge : public detail::Collecting<In, Out, State> {
  public:
   static constexpr OpKind kind = OpKind::Merge;
-
- protected:
-  detail::PostAwaiter post(Out value) { return {*this->activity_, Payload::of(std::move(value))}; }
-  detail::NextAwaiter<In> next() { return detail::NextAwaiter<In>(*this->activity_); }
 };
 
 template <class In, class Out, class State = Stateless>
-class Stream : public Operation<In, Out, State> {
+class Stream : public detail::Collecting<In, Out, State> {
  public:
   static constexpr OpKind kind = OpKind::Stream;
-
- protected:
-  detail::PostAwaiter post(Out value) { return {*this->activity_, Payload::of(std::move(value))}; }
-  detail::NextAwaiter<In> next() { return detail::NextAwaiter<In>(*this->activity_); }
 };
 
 namespace detail {
