@@ -11,7 +11,9 @@ namespace {
 struct Probe {
   long posted = 0, consumed = 0, max_in_flight = 0;
   template <class A>
-  void serialize(A& a) { a(posted, consumed, max_in_flight); }
+  void serialize(A& a) {
+    a(posted, consumed, max_in_flight);
+  }
 };
 
 struct Emit : Split<Range, Range, Probe> {

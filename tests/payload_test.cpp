@@ -2,10 +2,10 @@
 // their size without holding their data (NOALLOC).
 #include "support.hpp"
 
+#include <gtest/gtest.h>
 #include <cereal/archives/binary.hpp>
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
-#include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
@@ -28,7 +28,9 @@ struct Tracked {  // counts its copies
   }
   Tracked& operator=(Tracked&&) noexcept = default;
   template <class A>
-  void serialize(A& a) { a(data); }
+  void serialize(A& a) {
+    a(data);
+  }
 };
 
 TEST(Payload, InlineAndBoxedObjectsMoveWithoutCopies) {
@@ -94,7 +96,9 @@ struct Block {
   LargeArray<double> a;
   int k = 0;
   template <class A>
-  void serialize(A& ar) { ar(a, k); }
+  void serialize(A& ar) {
+    ar(a, k);
+  }
 };
 
 TEST(LargeArray, AllocatesForRealAndRoundTrips) {
@@ -130,9 +134,7 @@ struct MakeBlocks : Split<Range, Block> {
   }
 };
 struct Inspect : Leaf<Block, Partial> {
-  Partial execute(const Block& b) {
-    return {static_cast<long>(wire_size(b)), b.a.allocated() ? 1L : 0L};
-  }
+  Partial execute(const Block& b) { return {static_cast<long>(wire_size(b)), b.a.allocated() ? 1L : 0L}; }
 };
 
 Partial blocks_under(Flags flags) {

@@ -57,12 +57,16 @@ TEST(SplitMerge, NestedThreeLevelsDeepOverManyThreads) {
 struct Tagged {
   long tag = 0, index = 0;
   template <class A>
-  void serialize(A& a) { a(tag, index); }
+  void serialize(A& a) {
+    a(tag, index);
+  }
 };
 struct Report {
   long tag = 0, count = 0, index_sum = 0, foreign = 0;
   template <class A>
-  void serialize(A& a) { a(tag, count, index_sum, foreign); }
+  void serialize(A& a) {
+    a(tag, count, index_sum, foreign);
+  }
 };
 struct Scatter : Split<Tagged, Tagged> {
   Step execute(Tagged job) {  // job.index = how many objects

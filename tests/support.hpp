@@ -15,14 +15,18 @@ namespace dps::test {
 struct Range {
   long first = 0, last = 0;
   template <class A>
-  void serialize(A& a) { a(first, last); }
+  void serialize(A& a) {
+    a(first, last);
+  }
 };
 
 struct Partial {
   long sum = 0;
   long count = 0;  // leaves summed into it
   template <class A>
-  void serialize(A& a) { a(sum, count); }
+  void serialize(A& a) {
+    a(sum, count);
+  }
 };
 
 inline long triangle(long n) { return n * (n - 1) / 2; }  // 0 + 1 + ... + (n-1)
@@ -30,7 +34,9 @@ inline long triangle(long n) { return n * (n - 1) / 2; }  // 0 + 1 + ... + (n-1)
 struct Counter {
   long seen = 0;
   template <class A>
-  void serialize(A& a) { a(seen); }
+  void serialize(A& a) {
+    a(seen);
+  }
 };
 
 // Splits a range into pieces of `step` (the last one shorter).

@@ -18,7 +18,9 @@ std::unique_ptr<std::atomic<int>[]> hits;  // hits[call * kPerCall + i]: times o
 struct Item {
   long call = 0, index = 0;
   template <class A>
-  void serialize(A& a) { a(call, index); }
+  void serialize(A& a) {
+    a(call, index);
+  }
 };
 struct Spread : Split<Item, Item> {
   Step execute(Item job) {

@@ -72,7 +72,8 @@ TEST(Trace, EveryCoAwaitIsAnAtomicStepBoundary) {
   app.trace_to(&trace);
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 2);
-  auto graph = app.graph(op<Pieces<>>(master).named("cut") >> op<Add>(workers) >> op<SumPartials<>>(master).named("gather"));
+  auto graph =
+      app.graph(op<Pieces<>>(master).named("cut") >> op<Add>(workers) >> op<SumPartials<>>(master).named("gather"));
   EXPECT_EQ(graph.call(Range{0, 50}).get().count, 5);
   int cut = 0, gather = 0;
   for (const auto& s : trace.steps()) {

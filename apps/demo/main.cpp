@@ -13,18 +13,24 @@ namespace {
 struct Interval {
   long first, last, total;  // intervals [first, last) of `total`
   template <class A>
-  void serialize(A& a) { a(first, last, total); }
+  void serialize(A& a) {
+    a(first, last, total);
+  }
 };
 struct Area {
   double sum;
   long pieces;
   template <class A>
-  void serialize(A& a) { a(sum, pieces); }
+  void serialize(A& a) {
+    a(sum, pieces);
+  }
 };
 struct Worker {
   long pieces = 0;  // how much this thread computed
   template <class A>
-  void serialize(A& a) { a(pieces); }
+  void serialize(A& a) {
+    a(pieces);
+  }
 };
 
 struct Cut : dps::Split<Interval, Interval> {
@@ -58,8 +64,9 @@ int main(int argc, char** argv) {
   return dps::run_main("demo", [&] {
     dps::Application app(argc, argv);
     long intervals = 200'000'000;
-    dps::Cli cli("demo", "Integrates 4/(1+x^2) on [0,1) with a split-leaf-merge graph over the nodes, "
-                         "then adds a node and a worker and runs again.");
+    dps::Cli cli("demo",
+                 "Integrates 4/(1+x^2) on [0,1) with a split-leaf-merge graph over the nodes, "
+                 "then adds a node and a worker and runs again.");
     cli.option("--intervals", intervals, "number of intervals (default 200000000)")
         .option("--chunk", Cut::chunk, "intervals per leaf (default 1000000)");
     if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
@@ -87,9 +94,10 @@ int main(int argc, char** argv) {
       total += p;
     }
     const double error = std::fabs(second.sum - std::numbers::pi);
-    std::printf("{\"nodes\": %zu, \"intervals\": %ld, \"pi\": %.15f, \"error\": %.3e, \"time_s\": %.4f, "
-                "\"time_grown_s\": %.4f, \"leaves\": %ld, \"min_leaves_per_worker\": %ld}\n",
-                app.nodes(), intervals, second.sum, error, t1, t2, total, per_worker_min);
+    std::printf(
+        "{\"nodes\": %zu, \"intervals\": %ld, \"pi\": %.15f, \"error\": %.3e, \"time_s\": %.4f, "
+        "\"time_grown_s\": %.4f, \"leaves\": %ld, \"min_leaves_per_worker\": %ld}\n",
+        app.nodes(), intervals, second.sum, error, t1, t2, total, per_worker_min);
     return error < 1e-6 ? 0 : 1;
   });
 }

@@ -136,8 +136,10 @@ bool input_ready(Activity& a) {
 }
 
 void wait_input(Activity& a) {
-  if (!a.inputs.empty() || a.slot->complete()) a.thread->make_ready(a);
-  else a.state = Activity::State::WaitInput;
+  if (!a.inputs.empty() || a.slot->complete())
+    a.thread->make_ready(a);
+  else
+    a.state = Activity::State::WaitInput;
 }
 
 Envelope* take_input(Activity& a) {

@@ -23,7 +23,8 @@ Phase::Phase(Runtime& runtime, std::string name) : runtime_(&runtime), name_(std
   if (TraceSink* sink = runtime_->tracer()) sink->phase({name_, true, runtime_->now()});
 }
 
-Phase::Phase(Phase&& other) noexcept : runtime_(std::exchange(other.runtime_, nullptr)), name_(std::move(other.name_)) {}
+Phase::Phase(Phase&& other) noexcept
+    : runtime_(std::exchange(other.runtime_, nullptr)), name_(std::move(other.name_)) {}
 
 void Phase::end() {
   if (!runtime_) return;

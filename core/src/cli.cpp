@@ -49,8 +49,10 @@ bool Cli::parse(const std::vector<std::string>& args, const std::string& more) c
     std::visit(
         [&](auto* target) {
           using T = std::remove_pointer_t<decltype(target)>;
-          if constexpr (std::is_same_v<T, std::string>) *target = text;
-          else if constexpr (!std::is_same_v<T, bool>) *target = number<T>(arg, text);
+          if constexpr (std::is_same_v<T, std::string>)
+            *target = text;
+          else if constexpr (!std::is_same_v<T, bool>)
+            *target = number<T>(arg, text);
         },
         found->target);
   }

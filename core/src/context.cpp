@@ -1,7 +1,7 @@
 // Per-OS-thread execution context, and the small allocation and waiting hooks of the public headers.
+#include "dps/detail/context.hpp"
 #include "dps/backend.hpp"
 #include "dps/compute.hpp"
-#include "dps/detail/context.hpp"
 #include "dps/envelope.hpp"
 #include "dps/future.hpp"
 #include "dps/operation.hpp"

@@ -117,8 +117,10 @@ void Thread::on_register(FrameId frame, Thread* registrant) {
   auto it = homes_.find(frame);
   if (it == homes_.end()) return;  // its call failed
   detail::FrameHome& home = it->second;
-  if (!home.owner) home.owner = registrant;
-  else if (registrant != home.owner) home.forwarders.push_back(registrant);
+  if (!home.owner)
+    home.owner = registrant;
+  else if (registrant != home.owner)
+    home.forwarders.push_back(registrant);
   runtime_.control(*this, *registrant, Message::Grant, frame, home.owner, home.closed ? home.posted : -1,
                    home.window > 0);
 }

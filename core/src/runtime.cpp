@@ -81,7 +81,8 @@ std::shared_ptr<const GraphCore> Runtime::adopt(std::shared_ptr<GraphCore> graph
   return graphs_.back();
 }
 
-void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input, std::unique_ptr<detail::CallBase> call) {
+void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input,
+                         std::unique_ptr<detail::CallBase> call) {
   const CallId id = next_call_.fetch_add(1, std::memory_order_relaxed) + 1;
   {
     std::lock_guard lock(calls_mu_);
@@ -161,8 +162,10 @@ Thread& Runtime::route(const GraphCore& graph, std::uint32_t vertex, const Envel
 }
 
 void Runtime::send(NodeId from, Thread& to, Envelope* e) {
-  if (to.node() == from) enqueue(to, e);
-  else backend_.send(from, to, e);
+  if (to.node() == from)
+    enqueue(to, e);
+  else
+    backend_.send(from, to, e);
 }
 
 void Runtime::enqueue(Thread& to, Envelope* e) {

@@ -1,8 +1,8 @@
 // The DPS thread as a strand: its message loop, leaves, and its lifecycle (retirement, migration).
 #include "dps/thread.hpp"
 
-#include "dps/errors.hpp"
 #include "dps/detail/context.hpp"
+#include "dps/errors.hpp"
 #include "dps/runtime.hpp"
 #include "dps/threads.hpp"
 
@@ -35,7 +35,7 @@ Thread::~Thread() {
   }
   for (auto& [frame, slot] : slots_)
     for (Envelope* e : slot.waiting) delete e;
-  for (Envelope* lists[] = {pending_, mailbox_.take()}; Envelope* e : lists) {
+  for (Envelope* lists[] = {pending_, mailbox_.take()}; Envelope * e : lists) {
     while (e) delete std::exchange(e, e->next);
   }
 }
@@ -181,9 +181,8 @@ void Thread::on_migrate(Envelope* e) {
 
 bool Thread::quiescent() const noexcept {
   if (!activities_.empty() || !homes_.empty()) return false;
-  return std::none_of(slots_.begin(), slots_.end(), [](const auto& entry) {
-    return entry.second.role != detail::FrameSlot::Role::Forwarder;
-  });
+  return std::none_of(slots_.begin(), slots_.end(),
+                      [](const auto& entry) { return entry.second.role != detail::FrameSlot::Role::Forwarder; });
 }
 
 // Operation instances cannot move (their coroutine frames live here), so a thread migrates or

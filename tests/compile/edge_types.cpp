@@ -5,12 +5,16 @@
 struct Range {
   long first, last;
   template <class A>
-  void serialize(A& a) { a(first, last); }
+  void serialize(A& a) {
+    a(first, last);
+  }
 };
 struct Partial {
   long sum;
   template <class A>
-  void serialize(A& a) { a(sum); }
+  void serialize(A& a) {
+    a(sum);
+  }
 };
 struct Sum : dps::Leaf<Range, Partial> {
   Partial execute(const Range& r) { return {r.last - r.first}; }

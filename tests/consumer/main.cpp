@@ -6,7 +6,9 @@
 struct N {
   long v;
   template <class A>
-  void serialize(A& a) { a(v); }
+  void serialize(A& a) {
+    a(v);
+  }
 };
 struct Fan : dps::Split<N, N> {
   dps::Step execute(N n) {

@@ -44,7 +44,7 @@ class Activity {
   FrameId out_frame = 0;
   std::uint64_t posted = 0;
   std::uint64_t out_seq = 0;
-  Payload held;  // a post waiting for flow-control credit; a merge's output until it ends
+  Payload held;                       // a post waiting for flow-control credit; a merge's output until it ends
   detail::FrameHome* home = nullptr;  // split and stream: the record of the frame it opened
 
   // Input side (merge and stream).
@@ -56,11 +56,11 @@ class Activity {
 namespace detail {
 
 // What the awaiters of operation.hpp ask the kernel; all run on the activity's own thread.
-bool post_now(Activity& a, Payload& value);     // posts unless it must wait: true when posted
-void post_later(Activity& a, Payload& value);   // suspends; the post happens before it resumes
-bool input_ready(Activity& a);                  // next() can return without suspending
-void wait_input(Activity& a);                   // suspends until input or end of frame
-Envelope* take_input(Activity& a);              // the next input, or nullptr at end of frame
+bool post_now(Activity& a, Payload& value);    // posts unless it must wait: true when posted
+void post_later(Activity& a, Payload& value);  // suspends; the post happens before it resumes
+bool input_ready(Activity& a);                 // next() can return without suspending
+void wait_input(Activity& a);                  // suspends until input or end of frame
+Envelope* take_input(Activity& a);             // the next input, or nullptr at end of frame
 
 }  // namespace detail
 }  // namespace dps

@@ -59,7 +59,10 @@ class Backend {
   // LargeArray payloads allocate their data (false under NOALLOC simulation).
   virtual bool allocates_payloads() const { return true; }
   // Advance the world until done() holds; false if the backend runs on its own and callers just wait.
-  virtual bool drive_until(const std::function<bool()>& done) { (void)done; return false; }
+  virtual bool drive_until(const std::function<bool()>& done) {
+    (void)done;
+    return false;
+  }
 };
 
 }  // namespace dps

@@ -27,7 +27,9 @@ class Cli {
   Cli(std::string program, std::string summary) : program_(std::move(program)), summary_(std::move(summary)) {}
 
   Cli& option(std::string name, long& value, std::string help) { return add(std::move(name), &value, std::move(help)); }
-  Cli& option(std::string name, double& value, std::string help) { return add(std::move(name), &value, std::move(help)); }
+  Cli& option(std::string name, double& value, std::string help) {
+    return add(std::move(name), &value, std::move(help));
+  }
   Cli& option(std::string name, std::string& value, std::string help) {
     return add(std::move(name), &value, std::move(help));
   }

@@ -15,8 +15,8 @@
 namespace dps {
 
 namespace detail {
-bool compute_is_modelled() noexcept;   // the current thread runs in a PDEXEC simulation
-void charge_current(double seconds);   // adds modelled time to the current atomic step
+bool compute_is_modelled() noexcept;  // the current thread runs in a PDEXEC simulation
+void charge_current(double seconds);  // adds modelled time to the current atomic step
 }  // namespace detail
 
 template <class F>
@@ -24,8 +24,10 @@ auto compute(double estimate_seconds, F&& fn) -> std::invoke_result_t<F&> {
   using R = std::invoke_result_t<F&>;
   if (detail::compute_is_modelled()) {
     detail::charge_current(estimate_seconds);
-    if constexpr (!std::is_void_v<R>) return R{};
-    else return;
+    if constexpr (!std::is_void_v<R>)
+      return R{};
+    else
+      return;
   }
   return std::forward<F>(fn)();
 }

@@ -89,8 +89,10 @@ class Future {
   }
   // Waits, then returns the value or rethrows the failure. Call once.
   T get() {
-    if constexpr (std::is_void_v<T>) state_->take();
-    else return state_->take();
+    if constexpr (std::is_void_v<T>)
+      state_->take();
+    else
+      return state_->take();
   }
 
  private:

@@ -121,8 +121,10 @@ OpChain<Op> op(const Threads<State>& threads, R route = R{}) {
   spec->name = detail::demangle(typeid(Op).name());
   spec->threads = &threads.core();
   if constexpr (std::is_same_v<R, DefaultRoute>) {
-    if constexpr (Op::kind == OpKind::Merge || Op::kind == OpKind::Stream) spec->route = detail::make_route<In>(by_frame);
-    else spec->route = detail::make_route<In>(round_robin);
+    if constexpr (Op::kind == OpKind::Merge || Op::kind == OpKind::Stream)
+      spec->route = detail::make_route<In>(by_frame);
+    else
+      spec->route = detail::make_route<In>(round_robin);
   } else {
     spec->route = detail::make_route<In>(std::move(route));
   }
@@ -139,10 +141,10 @@ OpChain<Op> op(const Threads<State>& threads, R route = R{}) {
 }
 
 template <class L, class R>
-  requires requires(const L& l, const R& r) {
-    l.chain();
-    r.chain();
-  }
+requires requires(const L& l, const R& r) {
+  l.chain();
+  r.chain();
+}
 auto operator>>(const L& left, const R& right) {
   using LC = std::decay_t<decltype(left.chain())>;
   using RC = std::decay_t<decltype(right.chain())>;

@@ -83,37 +83,44 @@ class Payload {
   };
 
   template <class T>
-  static constexpr bool fits_inline = sizeof(T) <= kInlineBytes && alignof(T) <= alignof(std::max_align_t) &&
-                                      std::is_nothrow_move_constructible_v<T>;
+  static constexpr bool fits_inline =
+      sizeof(T) <= kInlineBytes && alignof(T) <= alignof(std::max_align_t) && std::is_nothrow_move_constructible_v<T>;
 
+  template <class T>
+  static void move_object(void* to, void* from) noexcept {
+    if constexpr (fits_inline<T>) {
+      ::new (to) T(std::move(*static_cast<T*>(from)));
+      static_cast<T*>(from)->~T();
+    } else {
+      *static_cast<T**>(to) = *static_cast<T**>(from);
+    }
+  }
+  template <class T>
+  static void destroy_object(void* storage) noexcept {
+    if constexpr (fits_inline<T>)
+      static_cast<T*>(storage)->~T();
+    else
+      delete *static_cast<T**>(storage);
+  }
+  template <class T, bool Wire>
+  static std::size_t size_object(const void* object) {
+    if constexpr (Wire)
+      return dps::wire_size(*static_cast<const T*>(object));
+    else
+      return (void)object, 0;
+  }
   template <class T, bool Wire>
   static const VTable* vtable() {
-    static constexpr VTable vt{
-        &typeid(T),
-        [](void* to, void* from) noexcept {
-          if constexpr (fits_inline<T>) {
-            ::new (to) T(std::move(*static_cast<T*>(from)));
-            static_cast<T*>(from)->~T();
-          } else {
-            *static_cast<T**>(to) = *static_cast<T**>(from);
-          }
-        },
-        [](void* s) noexcept {
-          if constexpr (fits_inline<T>) static_cast<T*>(s)->~T();
-          else delete *static_cast<T**>(s);
-        },
-        [](const void* object) -> std::size_t {
-          if constexpr (Wire) return dps::wire_size(*static_cast<const T*>(object));
-          else return (void)object, 0;
-        },
-        !fits_inline<T>};
+    static constexpr VTable vt{&typeid(T), &move_object<T>, &destroy_object<T>, &size_object<T, Wire>, !fits_inline<T>};
     return &vt;
   }
 
   template <class T, bool Wire, class... A>
   void emplace(A&&... args) {
-    if constexpr (fits_inline<T>) ::new (storage_) T(std::forward<A>(args)...);
-    else *reinterpret_cast<T**>(storage_) = new T(std::forward<A>(args)...);
+    if constexpr (fits_inline<T>)
+      ::new (storage_) T(std::forward<A>(args)...);
+    else
+      *reinterpret_cast<T**>(storage_) = new T(std::forward<A>(args)...);
     vt_ = vtable<T, Wire>();
   }
 

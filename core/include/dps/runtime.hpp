@@ -71,8 +71,8 @@ class Runtime {
   Thread& route(const GraphCore& graph, std::uint32_t vertex, const Envelope& e) const;  // throws RouteError
   void send(NodeId from, Thread& to, Envelope* e);  // a move on the same node, the backend otherwise
   void enqueue(Thread& to, Envelope* e);            // into the mailbox where `to` lives
-  void control(Thread& from, Thread& to, Message kind, FrameId frame, Thread* peer = nullptr,
-               std::int64_t count = 0, bool credit = false);
+  void control(Thread& from, Thread& to, Message kind, FrameId frame, Thread* peer = nullptr, std::int64_t count = 0,
+               bool credit = false);
   FrameId new_frame() noexcept { return next_frame_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
  private:
@@ -104,9 +104,8 @@ template <class State>
 Future<State> Threads<State>::remove(std::size_t index) {
   Thread& t = core_->detach(index);
   Promise<State> promise(&core_->runtime().backend());
-  core_->runtime().retire(t, [promise](detail::StateBox& box) mutable {
-    promise.set(std::move(*static_cast<State*>(box.get())));
-  });
+  core_->runtime().retire(
+      t, [promise](detail::StateBox& box) mutable { promise.set(std::move(*static_cast<State*>(box.get()))); });
   return promise.future();
 }
 

@@ -41,11 +41,11 @@ class ThreadsCore {
     return {t->data(), t->size()};
   }
   std::size_t size() const noexcept { return table().size(); }
-  Thread& at(std::size_t index) const;          // throws std::out_of_range naming the collection
+  Thread& at(std::size_t index) const;                      // throws std::out_of_range naming the collection
   std::ptrdiff_t index_of(const Thread& t) const noexcept;  // -1 once removed
 
   Thread& add(NodeId node);
-  NodeId next_node();  // placement of added threads: round robin over the live nodes
+  NodeId next_node();                 // placement of added threads: round robin over the live nodes
   Thread& detach(std::size_t index);  // leaves the table; the caller retires it
 
  private:

@@ -45,7 +45,9 @@ void CEREAL_SAVE_FUNCTION_NAME(SizeArchive& ar, const cereal::SizeTag<T>&) {
 // Objects may define `std::size_t wire_size() const` themselves; otherwise their serialize() is counted.
 template <class T>
 std::size_t wire_size(const T& object) {
-  if constexpr (requires { { object.wire_size() } -> std::convertible_to<std::size_t>; }) {
+  if constexpr (requires {
+                  { object.wire_size() } -> std::convertible_to<std::size_t>;
+                }) {
     return object.wire_size();
   } else {
     SizeArchive ar;

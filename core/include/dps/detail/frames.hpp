@@ -38,9 +38,9 @@ struct FrameSlot {
   Thread* owner = nullptr;       // forwarder: where objects go
   Activity* consumer = nullptr;  // owner: the merge or stream instance (null before start and after end)
   bool started = false;
-  bool credits = false;       // the home has a window: return credit per consumed object
-  std::int64_t received = 0;  // objects that reached the owner
-  std::int64_t expected = -1;  // known once the producer finished
+  bool credits = false;            // the home has a window: return credit per consumed object
+  std::int64_t received = 0;       // objects that reached the owner
+  std::int64_t expected = -1;      // known once the producer finished
   std::vector<Envelope*> waiting;  // pending: objects held until the home answers
 
   bool complete() const noexcept { return expected >= 0 && received == expected; }

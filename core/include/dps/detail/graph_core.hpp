@@ -39,9 +39,7 @@ struct GraphCore {
   std::vector<std::shared_ptr<const VertexSpec>> vertices;
   std::vector<std::uint32_t> match;  // merge/stream: the vertex whose frame it closes
 
-  std::uint32_t next(std::uint32_t v) const noexcept {
-    return v + 1 < vertices.size() ? v + 1 : kSink;
-  }
+  std::uint32_t next(std::uint32_t v) const noexcept { return v + 1 < vertices.size() ? v + 1 : kSink; }
   const VertexSpec& operator[](std::uint32_t v) const noexcept { return *vertices[v]; }
 };
 

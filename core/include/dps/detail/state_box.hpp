@@ -18,13 +18,13 @@ class StateBox {
  public:
   virtual ~StateBox() = default;
   virtual void* get() noexcept = 0;
-  virtual std::string save() const = 0;          // cereal binary image
+  virtual std::string save() const = 0;             // cereal binary image
   virtual void load(const std::string& image) = 0;  // replaces the state by the image
 };
 
 template <class State>
-constexpr bool serializable_state = cereal::traits::is_output_serializable<State, cereal::BinaryOutputArchive>::value &&
-                                    cereal::traits::is_input_serializable<State, cereal::BinaryInputArchive>::value;
+constexpr bool serializable_state = cereal::traits::is_output_serializable<State, cereal::BinaryOutputArchive>::value&&
+    cereal::traits::is_input_serializable<State, cereal::BinaryInputArchive>::value;
 
 template <class State>
 class StateBoxOf final : public StateBox {
