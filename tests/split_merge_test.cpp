@@ -35,6 +35,7 @@ struct Collect : Merge<Partial, Partial> {
 };
 
 TEST(SplitMerge, NestedThreeLevelsDeepOverManyThreads) {
+  Collect::wrong_fanin = 0;
   Application app(ApplicationOptions{.nodes = 4, .workers = 2});
   auto master = app.threads<Stateless>("master", 1);
   auto mid = app.threads<Stateless>("mid", 3);
@@ -134,6 +135,8 @@ struct Order : Merge<Tagged, Report> {
 };
 
 TEST(SplitMerge, InputsArrivingOutOfOrderAreAllMerged) {
+  merged = 0;
+  Order::arrivals.clear();
   Application app(ApplicationOptions{.nodes = 2, .workers = 2});
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 4);

@@ -48,6 +48,10 @@ struct Seen : Leaf<Range, Partial> {
 };
 
 TEST(Stream, OutputsLeaveBeforeAllInputsArrived) {
+  {
+    std::lock_guard lock(log_mu);
+    events.clear();
+  }
   Application app(ApplicationOptions{.nodes = 2, .workers = 2});
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 3);

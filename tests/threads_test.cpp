@@ -171,5 +171,79 @@ TEST(Threads, NodesAreAddedAndRemovedWithTheirThreads) {
   EXPECT_THROW(app.remove_node(added), std::invalid_argument);
 }
 
+// Merges run on the threads being removed and added, and each frame is spread over several merge
+// threads (round robin), so removals hit owners, forwarders and registrations in flight.
+struct Tally : Merge<Item, Partial, Counter> {
+  Step execute(Item first) {
+    ++thread().seen;
+    Partial p{first.index, 1};
+    while (auto it = co_await next()) p.sum += it->index, ++p.count;
+    co_await post(p);
+  }
+};
+struct Pass : Leaf<Item, Item> {
+  Item execute(const Item& it) {
+    hits[it.call * kPerCall + it.index].fetch_add(1);
+    return it;
+  }
+};
+struct Blocks : Split<Item, Item> {  // 30 frames of 100 objects per call
+  Step execute(Item job) {
+    for (long b = 0; b < kPerCall / 100; ++b) co_await post(Item{job.call, b});
+  }
+};
+struct Block : Split<Item, Item> {
+  Step execute(Item b) {
+    for (long i = 0; i < 100; ++i) co_await post(Item{b.call, b.index * 100 + i});
+  }
+};
+
+TEST(Threads, MergeThreadsRemovedWhileTheirFramesAreOpen) {
+  hits.reset(new std::atomic<int>[kCalls * kPerCall]());
+  Application app(ApplicationOptions{.nodes = 3, .workers = 2});
+  auto master = app.threads<Stateless>("master", 1);
+  auto workers = app.threads<Stateless>("workers", 3);
+  auto mergers = app.threads<Counter>("mergers", 4);
+  auto graph = app.graph(op<Blocks>(master) >> op<Block>(workers) >> op<Pass>(workers) >>
+                         op<Tally>(mergers, round_robin) >> op<SumPartials<>>(master));
+  std::vector<Future<Partial>> calls;
+  for (long c = 0; c < kCalls; ++c) calls.push_back(graph.call(Item{c, 0}));
+  long merges = 0;
+  for (int round = 0; round < 16; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (round % 2 == 0 && mergers.size() > 1) merges += mergers.remove(round % mergers.size()).get().seen;
+    else mergers.add();
+  }
+  for (long c = 0; c < kCalls; ++c) {
+    const Partial p = calls[c].get();
+    EXPECT_EQ(p.count, kPerCall) << "call " << c;
+    EXPECT_EQ(p.sum, triangle(kPerCall)) << "call " << c;
+  }
+  long lost = 0, duplicated = 0;
+  for (long k = 0; k < kCalls * kPerCall; ++k) lost += hits[k] == 0, duplicated += hits[k] > 1;
+  EXPECT_EQ(lost, 0);
+  EXPECT_EQ(duplicated, 0);
+  while (mergers.size() > 0) merges += mergers.remove(0).get().seen;
+  EXPECT_EQ(merges, kCalls * kPerCall / 100) << "one merge instance per frame, wherever its objects went";
+}
+
+TEST(Threads, BadIndicesAreRefusedWithTheCollectionNamed) {
+  Application app(ApplicationOptions{.nodes = 2, .workers = 1});
+  auto workers = app.threads<Counter>("workers", 2);
+  try {
+    workers.remove(5);
+    FAIL();
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "collection 'workers' has 2 threads, cannot remove thread 5");
+  }
+  try {
+    workers.migrate(2, 1);
+    FAIL();
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "collection 'workers' has 2 threads, no thread 2");
+  }
+  EXPECT_EQ(workers.size(), 2u) << "nothing changed";
+}
+
 }  // namespace
 }  // namespace dps::test
