@@ -53,16 +53,28 @@ bool FutureStateBase::wait_for(std::chrono::nanoseconds timeout) {
 // a scalable allocator keeps that off the global heap lock.
 namespace {
 // Both hold max-aligned members (payload storage, coroutine frames); scalable_malloc only promises 8.
+// ThreadSanitizer does not see tbbmalloc reuse memory across threads: its builds use the system heap.
 void* allocate(std::size_t bytes) {
+#if defined(__SANITIZE_THREAD__)
+  return ::operator new(bytes, std::align_val_t{alignof(std::max_align_t)});
+#else
   if (void* p = scalable_aligned_malloc(bytes, alignof(std::max_align_t))) return p;
   throw std::bad_alloc();
+#endif
+}
+void release(void* p) noexcept {
+#if defined(__SANITIZE_THREAD__)
+  ::operator delete(p, std::align_val_t{alignof(std::max_align_t)});
+#else
+  scalable_aligned_free(p);
+#endif
 }
 }  // namespace
 
 void* Envelope::operator new(std::size_t bytes) { return allocate(bytes); }
-void Envelope::operator delete(void* p) noexcept { scalable_aligned_free(p); }
+void Envelope::operator delete(void* p) noexcept { release(p); }
 
 void* Step::promise_type::operator new(std::size_t bytes) { return allocate(bytes); }
-void Step::promise_type::operator delete(void* p) noexcept { scalable_aligned_free(p); }
+void Step::promise_type::operator delete(void* p) noexcept { release(p); }
 
 }  // namespace dps

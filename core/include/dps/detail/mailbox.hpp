@@ -15,11 +15,13 @@ class Mailbox {
   Mailbox(const Mailbox&) = delete;
   Mailbox& operator=(const Mailbox&) = delete;
 
+  // acq_rel: the producer that wakes an idle thread must see everything its last run wrote, since the
+  // next run it schedules may be on another OS thread.
   bool push(Envelope* e) noexcept {
     Envelope* old = head_.load(std::memory_order_relaxed);
     do {
       e->next = old == idle() ? nullptr : old;
-    } while (!head_.compare_exchange_weak(old, e, std::memory_order_release, std::memory_order_relaxed));
+    } while (!head_.compare_exchange_weak(old, e, std::memory_order_acq_rel, std::memory_order_relaxed));
     return old == idle();
   }
 
