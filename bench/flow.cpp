@@ -90,26 +90,30 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   return dps::run_main("bench-flow", [&] {
     long n = 2'000'000, threads = 2, window = 4096, repeat = 5, workers = 2;
+    std::string side = "both";
     dps::Cli cli("bench-flow",
                  "Split -> N leaves on T DPS threads -> merge, against oneTBB flow_graph on the same work.");
     cli.option("--messages", n, "leaves per run (default 2000000)")
         .option("--threads", threads, "DPS threads running the leaves (default 2)")
         .option("--window", window, "flow-control window of the split (default 4096)")
         .option("--workers", workers, "OS threads of the DPS runtime (default 2)")
-        .option("--repeat", repeat, "runs of each side; medians are reported (default 5)");
+        .option("--repeat", repeat, "runs of each side; medians are reported (default 5)")
+        .option("--side", side, "both, dps or tbb: run one side alone, for profiling (default both)");
     if (!cli.parse(argc, argv)) return 0;
+    if (side != "both" && side != "dps" && side != "tbb") throw std::invalid_argument("--side is both, dps or tbb");
     std::vector<double> ours, peer;
     for (long r = 0; r < repeat; ++r) {  // interleaved, so drift on a shared machine hits both alike
-      ours.push_back(run_dps(n, static_cast<std::size_t>(threads), static_cast<std::uint32_t>(window),
-                             static_cast<std::size_t>(workers)));
-      peer.push_back(run_tbb(n));
+      ours.push_back(side == "tbb" ? 0.0
+                                   : run_dps(n, static_cast<std::size_t>(threads), static_cast<std::uint32_t>(window),
+                                             static_cast<std::size_t>(workers)));
+      peer.push_back(side == "dps" ? 0.0 : run_tbb(n));
       std::printf("run %ld: dps %.0f msg/s, tbb flow_graph %.0f msg/s\n", r + 1, ours.back(), peer.back());
     }
     const double m = median(ours), p = median(peer);
     std::printf(
         "{\"messages\": %ld, \"threads\": %ld, \"window\": %ld, \"msgs_per_s\": %.0f, \"peer_msgs_per_s\": %.0f, "
         "\"ratio\": %.3f}\n",
-        n, threads, window, m, p, m / p);
+        n, threads, window, m, p, p > 0 ? m / p : 0.0);
     return 0;
   });
 }

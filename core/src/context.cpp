@@ -6,6 +6,7 @@
 #include "dps/future.hpp"
 #include "dps/operation.hpp"
 #include "dps/runtime.hpp"
+#include "dps/thread.hpp"
 
 #include <tbb/scalable_allocator.h>
 
@@ -71,8 +72,17 @@ void release(void* p) noexcept {
 }
 }  // namespace
 
-void* Envelope::operator new(std::size_t bytes) { return allocate(bytes); }
-void Envelope::operator delete(void* p) noexcept { release(p); }
+// On a strand, envelopes come from and go back to its thread's cache first.
+void* Envelope::operator new(std::size_t bytes) {
+  if (Thread* t = detail::current().thread)
+    if (void* p = t->envelope_cache().pop()) return p;
+  return allocate(bytes);
+}
+void Envelope::operator delete(void* p) noexcept {
+  if (Thread* t = detail::current().thread)
+    if (t->envelope_cache().push(p)) return;
+  release(p);
+}
 
 void* Step::promise_type::operator new(std::size_t bytes) { return allocate(bytes); }
 void Step::promise_type::operator delete(void* p) noexcept { release(p); }

@@ -161,8 +161,11 @@ void Thread::on_credit(FrameId frame, std::int64_t count) {
   if (it == homes_.end()) return;
   detail::FrameHome& home = it->second;
   home.in_flight -= count;
+  // A waiting producer wakes once a quarter of its window is free, not for every credit: it then posts
+  // a batch before it waits again, instead of one object per suspension.
   Activity* producer = home.producer;
-  if (producer && producer->state == Activity::State::WaitCredit && home.in_flight < home.window) {
+  const std::int64_t wake_below = home.window - home.window / 4;
+  if (producer && producer->state == Activity::State::WaitCredit && home.in_flight < wake_below) {
     post(*producer, std::move(producer->held));
     make_ready(*producer);
   }

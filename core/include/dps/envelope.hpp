@@ -102,7 +102,7 @@ enum class Message : std::uint8_t {
   Migrate,   // runtime -> thread: move to node `count` with its state
 };
 
-struct Envelope {
+struct Envelope final {  // final: thread caches recycle blocks of exactly this size
   static void* operator new(std::size_t bytes);
   static void operator delete(void* p) noexcept;
 

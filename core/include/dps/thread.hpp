@@ -8,6 +8,7 @@
 #pragma once
 
 #include "dps/activity.hpp"
+#include "dps/detail/envelope_cache.hpp"
 #include "dps/detail/frames.hpp"
 #include "dps/detail/mailbox.hpp"
 #include "dps/detail/state_box.hpp"
@@ -48,6 +49,9 @@ class Thread {
   bool run(std::size_t budget);
   // Backend side: the thread now lives on `node` with the state `image` (after a migration).
   void relocate(NodeId node, const std::string& image);
+
+  // Envelope blocks freed while this thread ran, reused by its next allocations.
+  detail::EnvelopeCache& envelope_cache() noexcept { return envelope_cache_; }
 
  private:
   friend class Runtime;
@@ -104,6 +108,7 @@ class Thread {
   std::unique_ptr<detail::StateBox> state_;
 
   detail::Mailbox mailbox_;
+  detail::EnvelopeCache envelope_cache_;
   Envelope* pending_ = nullptr;  // taken from the mailbox, not yet handled
   std::deque<Activity*> ready_;
   std::unordered_set<Activity*> activities_;
