@@ -48,25 +48,23 @@ std::string Thread::name() const {
 
 bool Thread::run(std::size_t budget) {
   detail::ContextScope scope({&runtime_, this, nullptr});
-  std::size_t handled = 0;
-  for (;;) {
-    if (!pending_) pending_ = mailbox_.take();
-    if (!pending_) {
-      if (mailbox_.try_idle()) return false;
-      continue;
-    }
-    while (pending_) {
-      Envelope* e = std::exchange(pending_, pending_->next);
-      handle(e);
-      while (!ready_.empty()) {
-        Activity* a = ready_.front();
-        ready_.pop_front();
-        resume(*a);
+  for (std::size_t steps = 0; steps < budget; ++steps) {
+    if (!ready_.empty()) {  // operations woken by the last message go first: pipelining
+      Activity* a = ready_.front();
+      ready_.pop_front();
+      resume(*a);
+    } else {
+      if (!pending_) pending_ = mailbox_.take();
+      if (!pending_) {
+        if (mailbox_.try_idle()) return false;
+        --steps;  // something arrived meanwhile: take it
+        continue;
       }
-      if (life_ != Life::Active || migration_) settle();
-      if (++handled >= budget) return true;
+      handle(std::exchange(pending_, pending_->next));
     }
+    if (life_ != Life::Active || migration_) settle();
   }
+  return true;
 }
 
 void Thread::relocate(NodeId node, const std::string& image) {

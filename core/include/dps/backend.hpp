@@ -37,8 +37,9 @@ class Backend {
   virtual void remove_node(NodeId node) = 0;      // the kernel has moved every thread away first
 
   // --- execution ---
-  // `thread` has work: call thread.run(budget) on its node until it returns false. Never called again
-  // for the same thread before run() returned false (the mailbox guarantees one schedule in flight).
+  // `thread` has work: call thread.run(budget) on its node until it returns false; run(1) is one atomic
+  // step. Never called again for the same thread before run() returned false (the mailbox guarantees
+  // one schedule in flight).
   virtual void schedule(Thread& thread) = 0;
   // Deliver `e` to `to`, which runs on another node than `from` (same-node delivery bypasses the
   // backend: it is a move). The backend eventually calls runtime.enqueue(to, e) where `to` lives.

@@ -45,7 +45,8 @@ class Thread {
   std::string name() const;  // "workers[2]", or "workers#7 (removed)"
   void* state() noexcept { return state_->get(); }
 
-  // Backend side: process up to `budget` messages; true if work remains (schedule again).
+  // Backend side: run up to `budget` atomic steps (a message handled, or one resumption of a suspended
+  // operation); true if work remains (schedule again). A simulator runs one step at a time.
   bool run(std::size_t budget);
   // Backend side: the thread now lives on `node` with the state `image` (after a migration).
   void relocate(NodeId node, const std::string& image);
