@@ -2,6 +2,7 @@
 #include "dps/activity.hpp"
 
 #include "dps/detail/context.hpp"
+#include "dps/errors.hpp"
 #include "dps/runtime.hpp"
 #include "dps/thread.hpp"
 
@@ -41,13 +42,7 @@ void Thread::resume(Activity& a) {
 void Thread::finish(Activity& a) {
   a.state = Activity::State::Finished;
   if (std::exception_ptr error = a.error()) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& x) {
-      fail(a, x.what());
-    } catch (...) {
-      fail(a, "unknown exception");
-    }
+    fail(a, describe(error));
     return destroy(a);
   }
   switch (a.kind()) {

@@ -57,7 +57,7 @@ namespace {
 // ThreadSanitizer does not see tbbmalloc reuse memory across threads: its builds use the system heap.
 void* allocate(std::size_t bytes) {
 #if defined(__SANITIZE_THREAD__)
-  return ::operator new(bytes, std::align_val_t{alignof(std::max_align_t)});
+  return ::operator new (bytes, std::align_val_t{alignof(std::max_align_t)});
 #else
   if (void* p = scalable_aligned_malloc(bytes, alignof(std::max_align_t))) return p;
   throw std::bad_alloc();
@@ -65,7 +65,7 @@ void* allocate(std::size_t bytes) {
 }
 void release(void* p) noexcept {
 #if defined(__SANITIZE_THREAD__)
-  ::operator delete(p, std::align_val_t{alignof(std::max_align_t)});
+  ::operator delete (p, std::align_val_t{alignof(std::max_align_t)});
 #else
   scalable_aligned_free(p);
 #endif

@@ -79,7 +79,7 @@ class Executor {
   }
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
+  std::deque<std::function<void()> > tasks_;
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };

@@ -12,18 +12,6 @@
 
 namespace dps {
 
-namespace {
-std::string describe(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(std::move(error));
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-}  // namespace
-
 Thread::Thread(Runtime& runtime, ThreadsCore& collection, std::uint64_t uid, NodeId node,
                std::unique_ptr<detail::StateBox> state)
     : runtime_(runtime), collection_(collection), uid_(uid), node_(node), state_(std::move(state)) {}

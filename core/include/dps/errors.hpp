@@ -5,6 +5,7 @@
 //   catch (const dps::OperationError& e) { std::cerr << e.what() << '\n'; }   // operation 'Add' on ...
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -42,5 +43,8 @@ struct GraphError : Error {
 struct ShutdownError : Error {
   using Error::Error;
 };
+
+// The message of an exception, for the error that reports it ("unknown exception" if it is no std::exception).
+std::string describe(std::exception_ptr error);
 
 }  // namespace dps
