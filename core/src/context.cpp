@@ -16,11 +16,6 @@ namespace dps {
 
 namespace detail {
 
-Context& current() noexcept {
-  thread_local Context context;
-  return context;
-}
-
 bool payload_allocation_enabled() noexcept {
   Runtime* rt = current().runtime;
   return rt == nullptr || rt->backend().allocates_payloads();

@@ -1,4 +1,4 @@
-// Building a graph: pairing merges and streams with the producers whose frames they close.
+// Building a graph: every merge and stream must close the frame of a split (or stream) before it.
 #include "dps/graph.hpp"
 
 #include <cxxabi.h>
@@ -30,7 +30,6 @@ std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& verti
   auto graph = std::make_shared<GraphCore>();
   graph->name = std::move(name);
   graph->vertices = vertices;
-  graph->match.assign(vertices.size(), GraphCore::kSink);
   std::vector<std::uint32_t> open;  // producers whose frames are not closed yet
   auto where = [&](std::uint32_t v) {
     return std::string(to_string(vertices[v]->kind)) + " '" + vertices[v]->name + "' in graph '" + graph->name + "'";
@@ -42,7 +41,6 @@ std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& verti
       case OpKind::Merge:
       case OpKind::Stream:
         if (open.empty()) throw GraphError(where(v) + " has no split before it whose frame it could close");
-        graph->match[v] = open.back();
         open.pop_back();
         if (vertices[v]->kind == OpKind::Stream) open.push_back(v);
         break;

@@ -17,7 +17,11 @@ struct Context {
   Activity* activity = nullptr;
 };
 
-Context& current() noexcept;
+// Inline: it is read for every envelope allocated and every step resumed.
+inline Context& current() noexcept {
+  thread_local Context context;
+  return context;
+}
 
 class ContextScope {
  public:

@@ -1,6 +1,6 @@
 // The type-erased form of a graph the kernel runs: a chain of vertices, each an operation bound to a
-// thread collection and a route, with each merge and stream matched to the producer whose frame it
-// closes. Built and checked by dps::Graph; immutable afterwards and kept alive by the runtime.
+// thread collection and a route. Built and checked by dps::Graph (every merge and stream closes the
+// frame of a producer before it); immutable afterwards and kept alive by the runtime.
 #pragma once
 
 #include "dps/payload.hpp"
@@ -37,7 +37,6 @@ struct GraphCore {
 
   std::string name;
   std::vector<std::shared_ptr<const VertexSpec>> vertices;
-  std::vector<std::uint32_t> match;  // merge/stream: the vertex whose frame it closes
 
   std::uint32_t next(std::uint32_t v) const noexcept { return v + 1 < vertices.size() ? v + 1 : kSink; }
   const VertexSpec& operator[](std::uint32_t v) const noexcept { return *vertices[v]; }
