@@ -13,7 +13,7 @@ namespace dps {
 Activity::~Activity() = default;
 
 Activity* Thread::create(const GraphCore& g, std::uint32_t vertex, CallId call) {
-  Activity* a = g[vertex].make_activity();
+  Activity* a = g[vertex].type->make_activity();
   a->thread = this;
   a->graph = &g;
   a->vertex = vertex;
@@ -91,7 +91,7 @@ void Thread::send_output(Activity& a, Payload&& value) {
   e->call = a.call;
   e->vertex = a.graph->next(a.vertex);
   e->frames = a.out_frames;
-  e->seq = spec.kind == OpKind::Merge ? a.out_seq : a.posted;
+  e->seq = spec.kind() == OpKind::Merge ? a.out_seq : a.posted;
   e->payload = std::move(value);
   ++a.posted;
   if (a.home) {

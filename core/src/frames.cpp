@@ -34,6 +34,13 @@ void Thread::close_frame(Activity& producer) {
   if (home.owner) runtime_.control(*this, *home.owner, Message::Close, id, nullptr, home.posted);
 }
 
+void Thread::forward_frame(const Forwarder& f) {
+  detail::FrameSlot& slot = slots_[f.frame];
+  slot.role = Role::Forwarder;
+  slot.call = f.call;
+  slot.owner = f.owner;
+}
+
 void Thread::on_consumer_input(Envelope* e) {
   const Frame& top = e->frames.top();
   const FrameId id = top.id;

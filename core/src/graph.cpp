@@ -32,17 +32,17 @@ std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& verti
   graph->vertices = vertices;
   std::vector<std::uint32_t> open;  // producers whose frames are not closed yet
   auto where = [&](std::uint32_t v) {
-    return std::string(to_string(vertices[v]->kind)) + " '" + vertices[v]->name + "' in graph '" + graph->name + "'";
+    return std::string(to_string(vertices[v]->kind())) + " '" + vertices[v]->name + "' in graph '" + graph->name + "'";
   };
   for (std::uint32_t v = 0; v < vertices.size(); ++v) {
-    switch (vertices[v]->kind) {
+    switch (vertices[v]->kind()) {
       case OpKind::Leaf: break;
       case OpKind::Split: open.push_back(v); break;
       case OpKind::Merge:
       case OpKind::Stream:
         if (open.empty()) throw GraphError(where(v) + " has no split before it whose frame it could close");
         open.pop_back();
-        if (vertices[v]->kind == OpKind::Stream) open.push_back(v);
+        if (vertices[v]->kind() == OpKind::Stream) open.push_back(v);
         break;
     }
   }

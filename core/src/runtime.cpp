@@ -23,19 +23,37 @@ Runtime::~Runtime() {
   threads_.clear();
 }
 
-ThreadsCore& Runtime::make_collection(std::string name, ThreadsCore::Factory factory) {
-  auto core = std::make_unique<ThreadsCore>(*this, std::move(name), std::move(factory));
-  std::lock_guard lock(mu_);
-  collections_.push_back(std::move(core));
-  return *collections_.back();
+bool Runtime::hosts(const Thread& thread) const { return backend_.hosts(thread.node()); }
+
+ThreadsCore& Runtime::make_collection(std::string name, ThreadsCore::Factory factory, const detail::StateType& state,
+                                      bool default_state) {
+  ThreadsCore* core = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    const auto id = static_cast<std::uint32_t>(collections_.size());
+    collections_.push_back(
+        std::make_unique<ThreadsCore>(*this, id, std::move(name), std::move(factory), state, default_state));
+    core = collections_.back().get();
+    by_collection_id_.grow_to_at_least(id + 1);
+    by_collection_id_[id].store(core, std::memory_order_release);
+  }
+  if (link_ && coordinates()) link_->collection_created(*core);
+  return *core;
 }
 
 Thread& Runtime::adopt(std::unique_ptr<Thread> thread) {
   std::lock_guard lock(mu_);
   thread->aborted_ = failed_;  // not started yet: it missed the Abort broadcasts so far
+  const std::uint64_t uid = thread->uid();
   threads_.push_back(std::move(thread));
+  by_uid_.grow_to_at_least(uid + 1);
+  by_uid_[uid].store(threads_.back().get(), std::memory_order_release);
   return *threads_.back();
 }
+
+Thread* Runtime::thread(std::uint64_t uid) const noexcept { return lookup(by_uid_, uid); }
+ThreadsCore* Runtime::collection(std::uint32_t id) const noexcept { return lookup(by_collection_id_, id); }
+const GraphCore* Runtime::graph(std::uint32_t id) const noexcept { return lookup(by_graph_id_, id); }
 
 std::vector<Thread*> Runtime::threads() const {
   std::lock_guard lock(mu_);
@@ -52,7 +70,8 @@ void Runtime::lifecycle(Lifecycle kind, const Thread* thread, NodeId node, NodeI
   }
 }
 
-void Runtime::retire(Thread& thread, std::function<void(detail::StateBox&)> hand_back) {
+void Runtime::retire(Thread& thread, ClusterLink::HandBack hand_back) {
+  if (!hosts(thread)) return link_->retire(thread, std::move(hand_back));
   auto* e = new Envelope;
   e->kind = Message::Retire;
   e->payload = Payload::local(std::move(hand_back));
@@ -67,18 +86,34 @@ Future<void> Runtime::migrate(Thread& thread, NodeId node) {
                                                                std::to_string(node) + ": no such node")));
     return promise.future();
   }
-  auto* e = new Envelope;
-  e->kind = Message::Migrate;
-  e->count = node;
-  e->payload = Payload::local(promise);
-  enqueue(thread, e);
+  migrate(thread, node, [promise](std::exception_ptr error) mutable {
+    if (error)
+      promise.fail(std::move(error));
+    else
+      promise.set();
+  });
   return promise.future();
 }
 
+void Runtime::migrate(Thread& thread, NodeId node, ClusterLink::Done done) {
+  if (!hosts(thread)) return link_->migrate(thread, node, std::move(done));
+  auto* e = new Envelope;
+  e->kind = Message::Migrate;
+  e->count = node;
+  e->payload = Payload::local(std::move(done));
+  enqueue(thread, e);
+}
+
 std::shared_ptr<const GraphCore> Runtime::adopt(std::shared_ptr<GraphCore> graph) {
-  std::lock_guard lock(mu_);
-  graphs_.push_back(std::move(graph));
-  return graphs_.back();
+  {
+    std::lock_guard lock(mu_);
+    graph->id = static_cast<std::uint32_t>(graphs_.size());
+    graphs_.push_back(graph);
+    by_graph_id_.grow_to_at_least(graph->id + 1);
+    by_graph_id_[graph->id].store(graph.get(), std::memory_order_release);
+  }
+  if (link_ && coordinates()) link_->graph_created(*graph);
+  return graph;
 }
 
 void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input,
@@ -104,7 +139,8 @@ void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input,
   send(backend_.local_node(), *to, e);
 }
 
-void Runtime::complete_call(CallId id, Payload&& result) {
+void Runtime::complete_call(const GraphCore& graph, CallId id, Payload&& result) {
+  if (!coordinates()) return link_->call_completed(graph, id, std::move(result));
   std::unique_ptr<detail::CallBase> call;
   {
     std::lock_guard lock(calls_mu_);
@@ -117,6 +153,7 @@ void Runtime::complete_call(CallId id, Payload&& result) {
 }
 
 void Runtime::fail_call(CallId id, std::exception_ptr error) {
+  if (!coordinates()) return link_->call_failed(id, std::move(error));
   std::unique_ptr<detail::CallBase> call;
   {
     std::lock_guard lock(calls_mu_);
@@ -125,16 +162,22 @@ void Runtime::fail_call(CallId id, std::exception_ptr error) {
     call = std::move(it->second);
     calls_.erase(it);
   }
-  call->fail(std::move(error));
-  // Every thread drops what it holds of the call; its other calls go on. Threads created later
-  // start with the call in their aborted set (same lock as adopt()).
-  std::vector<Thread*> all;
+  call->fail(error);
+  abort_call(id);
+  if (link_) link_->call_failed(id, std::move(error));
+}
+
+// Every thread drops what it holds of the call; its other calls go on. Threads created later start
+// with the call in their aborted set (same lock as adopt()).
+void Runtime::abort_call(CallId id) {
+  std::vector<Thread*> here;
   {
     std::lock_guard lock(mu_);
     failed_.insert(id);
-    for (const auto& t : threads_) all.push_back(t.get());
+    for (const auto& t : threads_)
+      if (hosts(*t)) here.push_back(t.get());
   }
-  for (Thread* t : all) {
+  for (Thread* t : here) {
     auto* e = new Envelope;
     e->kind = Message::Abort;
     e->call = id;

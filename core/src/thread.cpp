@@ -3,11 +3,13 @@
 
 #include "dps/detail/context.hpp"
 #include "dps/errors.hpp"
+#include "dps/graph.hpp"
 #include "dps/runtime.hpp"
 #include "dps/threads.hpp"
 
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
 #include <vector>
 
 namespace dps {
@@ -35,6 +37,7 @@ std::string Thread::name() const {
 }
 
 bool Thread::run(std::size_t budget) {
+  if (!runtime_.hosts(*this)) return forward();
   detail::ContextScope scope({&runtime_, this, nullptr});
   for (std::size_t steps = 0; steps < budget; ++steps) {
     if (!ready_.empty()) {  // operations woken by the last message go first: pipelining
@@ -50,14 +53,54 @@ bool Thread::run(std::size_t budget) {
       }
       handle(std::exchange(pending_, pending_->next));
     }
-    if (life_ != Life::Active || migration_) settle();
+    if (life_ != Life::Active || migration_) {
+      settle();
+      if (!runtime_.hosts(*this)) return forward();
+    }
   }
   return true;
 }
 
+// This thread lives in another process: what reaches this stand-in follows it there.
+bool Thread::forward() {
+  for (Envelope* e : {std::exchange(pending_, nullptr), mailbox_.take()}) {
+    while (e) {
+      Envelope* next = std::exchange(e->next, nullptr);
+      switch (e->kind) {
+        case Message::Abort: delete e; break;  // the host hears of failed calls itself
+        case Message::Retire: runtime_.retire(*this, e->payload.take<ClusterLink::HandBack>()), delete e; break;
+        case Message::Migrate:
+          runtime_.migrate(*this, static_cast<NodeId>(e->count), e->payload.take<ClusterLink::Done>()), delete e;
+          break;
+        default: runtime_.backend().send(runtime_.backend().local_node(), *this, e); break;
+      }
+      e = next;
+    }
+  }
+  return !mailbox_.try_idle();
+}
+
 void Thread::relocate(NodeId node, const std::string& image) {
+  if (!state_) {
+    if (!collection_.state_type().make_default)
+      throw std::logic_error("thread state type " + detail::demangle(collection_.state_type().key.c_str()) +
+                             " has no default constructor to receive a migrated state into");
+    state_ = collection_.state_type().make_default();
+  }
   state_->load(image);
   node_.store(node, std::memory_order_release);
+}
+
+void Thread::depart(NodeId node) {
+  node_.store(node, std::memory_order_release);
+  state_.reset();
+}
+
+std::vector<Thread::Forwarder> Thread::forwarders() const {
+  std::vector<Forwarder> out;
+  for (const auto& [frame, slot] : slots_)
+    if (slot.role == detail::FrameSlot::Role::Forwarder) out.push_back({frame, slot.call, slot.owner});
+  return out;
 }
 
 void Thread::handle(Envelope* e) {
@@ -76,7 +119,7 @@ void Thread::on_data(Envelope* e) {
     delete e;
     return;
   }
-  switch ((*e->graph)[e->vertex].kind) {
+  switch ((*e->graph)[e->vertex].kind()) {
     case OpKind::Leaf:
       if (life_ != Life::Active) return reroute(e);
       return run_leaf(e);
@@ -92,7 +135,7 @@ void Thread::run_leaf(Envelope* e) {
   const VertexSpec& spec = (*e->graph)[e->vertex];
   const double start = runtime_.tracer() ? runtime_.now() : 0.0;
   try {
-    spec.run_leaf(*this, e->payload);
+    spec.type->run_leaf(*this, e->payload);
   } catch (...) {
     fail(e->call, spec.name, describe(std::current_exception()));
     delete e;
@@ -105,7 +148,7 @@ void Thread::run_leaf(Envelope* e) {
 
 void Thread::emit(Envelope* e, const std::string& poster) {
   if (e->vertex == GraphCore::kSink) {
-    runtime_.complete_call(e->call, std::move(e->payload));
+    runtime_.complete_call(*e->graph, e->call, std::move(e->payload));
     delete e;
     return;
   }
@@ -162,7 +205,7 @@ void Thread::on_retire(Envelope* e) {
 }
 
 void Thread::on_migrate(Envelope* e) {
-  migration_.emplace(Move{static_cast<NodeId>(e->count), e->payload.take<Promise<void>>()});
+  migration_.emplace(Move{static_cast<NodeId>(e->count), e->payload.take<ClusterLink::Done>()});
 }
 
 bool Thread::quiescent() const noexcept {
@@ -183,12 +226,12 @@ void Thread::settle() {
       try {
         runtime_.backend().migrate(*this, move.to, state_->save());
       } catch (...) {
-        move.done.fail(std::current_exception());
+        move.done(std::current_exception());
         return;
       }
       runtime_.lifecycle(Lifecycle::ThreadMigrated, this, from, move.to);
     }
-    move.done.set();
+    move.done(nullptr);
   }
   if (life_ == Life::Retiring) {
     life_ = Life::Retired;

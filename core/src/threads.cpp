@@ -8,8 +8,14 @@
 
 namespace dps {
 
-ThreadsCore::ThreadsCore(Runtime& runtime, std::string name, Factory factory)
-    : runtime_(runtime), name_(std::move(name)), factory_(std::move(factory)) {
+ThreadsCore::ThreadsCore(Runtime& runtime, std::uint32_t id, std::string name, Factory factory,
+                         const detail::StateType& state, bool default_state)
+    : runtime_(runtime),
+      id_(id),
+      name_(std::move(name)),
+      factory_(std::move(factory)),
+      state_type_(state),
+      default_state_(default_state) {
   std::lock_guard lock(mu_);
   publish({});
 }
@@ -38,12 +44,36 @@ Thread& ThreadsCore::add(NodeId node) {
   std::lock_guard lock(mu_);
   const auto current = table();
   std::vector<Thread*> threads(current.begin(), current.end());
-  Thread& t = runtime_.adopt(
-      std::make_unique<Thread>(runtime_, *this, runtime_.new_thread_uid(), node, factory_(threads.size())));
+  std::unique_ptr<detail::StateBox> state = factory_(threads.size());
+  const bool here = runtime_.backend().hosts(node);
+  std::string image;
+  if (!here && !default_state_) image = state->save();  // throws (naming the type) if it cannot travel
+  Thread& t = runtime_.adopt(std::make_unique<Thread>(runtime_, *this, runtime_.new_thread_uid(), node,
+                                                      here ? std::move(state) : nullptr));
+  // Replicas learn of the thread before node 0's routes can pick it: the link keeps that order.
+  if (ClusterLink* link = runtime_.link()) link->thread_added(t, std::move(image));
   threads.push_back(&t);
   publish(std::move(threads));
   runtime_.lifecycle(Lifecycle::ThreadAdded, &t, node);
   return t;
+}
+
+Thread& ThreadsCore::insert(std::uint64_t uid, NodeId node, std::unique_ptr<detail::StateBox> state) {
+  std::lock_guard lock(mu_);
+  const auto current = table();
+  std::vector<Thread*> threads(current.begin(), current.end());
+  Thread& t = runtime_.adopt(std::make_unique<Thread>(runtime_, *this, uid, node, std::move(state)));
+  threads.push_back(&t);
+  publish(std::move(threads));
+  return t;
+}
+
+void ThreadsCore::drop(const Thread& thread) {
+  std::lock_guard lock(mu_);
+  const auto current = table();
+  std::vector<Thread*> threads(current.begin(), current.end());
+  std::erase(threads, &thread);
+  publish(std::move(threads));
 }
 
 Thread& ThreadsCore::detach(std::size_t index) {
@@ -56,6 +86,7 @@ Thread& ThreadsCore::detach(std::size_t index) {
   Thread& t = *threads[index];
   threads.erase(threads.begin() + static_cast<std::ptrdiff_t>(index));
   publish(std::move(threads));
+  if (ClusterLink* link = runtime_.link()) link->thread_dropped(t);
   return t;
 }
 

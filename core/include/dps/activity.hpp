@@ -29,7 +29,7 @@ class Activity {
   virtual std::exception_ptr error() const noexcept = 0;
 
   const VertexSpec& spec() const noexcept { return (*graph)[vertex]; }
-  OpKind kind() const noexcept { return spec().kind; }
+  OpKind kind() const noexcept { return spec().kind(); }
 
   Thread* thread = nullptr;
   const GraphCore* graph = nullptr;

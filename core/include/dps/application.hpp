@@ -68,17 +68,13 @@ class Application {
 
   template <class State>
   Threads<State> threads(std::string name, std::size_t count) {
-    return threads<State>(std::move(name), count, [](std::size_t) { return State{}; });
+    return make_threads<State>(std::move(name), count, [](std::size_t) { return State{}; }, true);
   }
-  // make(index) builds the state of the index-th thread, also for threads added later.
+  // make(index) builds the state of the index-th thread, also for threads added later. On a cluster
+  // it runs on node 0, and the state travels (cereal) to the thread's node.
   template <class State, class Make>
   Threads<State> threads(std::string name, std::size_t count, Make make) {
-    ThreadsCore& core = runtime_->make_collection(std::move(name), [make](std::size_t index) {
-      return std::unique_ptr<detail::StateBox>(new detail::StateBoxOf<State>(make(index)));
-    });
-    Threads<State> handle(core);
-    handle.add(count);
-    return handle;
+    return make_threads<State>(std::move(name), count, std::move(make), false);
   }
 
   template <class In, class Out>
@@ -94,6 +90,19 @@ class Application {
 
  private:
   void start(std::unique_ptr<Backend> backend);
+  template <class State, class Make>
+  Threads<State> make_threads(std::string name, std::size_t count, Make make, bool default_state) {
+    (void)&detail::state_type_at_startup<State>;
+    ThreadsCore& core = runtime_->make_collection(
+        std::move(name),
+        [make](std::size_t index) {
+          return std::unique_ptr<detail::StateBox>(new detail::StateBoxOf<State>(make(index)));
+        },
+        detail::state_type<State>(), default_state);
+    Threads<State> handle(core);
+    handle.add(count);
+    return handle;
+  }
 
   std::vector<std::string> args_;
   std::unique_ptr<Backend> backend_;

@@ -32,7 +32,12 @@ class Backend {
 
   // --- nodes ---
   virtual std::vector<NodeId> nodes() const = 0;  // live nodes, ascending
-  virtual NodeId local_node() const = 0;          // the node that makes calls (node 0 coordinates)
+  virtual NodeId local_node() const = 0;          // the node of this process (node 0 makes the calls)
+  // Whether `node` lives in this process (every node, for backends without processes of their own).
+  virtual bool hosts(NodeId node) const {
+    (void)node;
+    return true;
+  }
   virtual NodeId add_node() = 0;                  // starts a node (the launcher starts an instance)
   virtual void remove_node(NodeId node) = 0;      // the kernel has moved every thread away first
 

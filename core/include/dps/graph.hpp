@@ -67,6 +67,23 @@ Activity* make_activity() {
   return new ActivityOf<Op>();
 }
 
+template <class Op>
+const OpType& op_type() {
+  using In = typename Op::input_type;
+  using Out = typename Op::output_type;
+  static const OpType& type = Registry<OpType>::add([] {
+    OpType t{typeid(Op).name(), Op::kind, nullptr, nullptr, &Payload::load<In>, &Payload::load<Out>};
+    if constexpr (Op::kind == OpKind::Leaf)
+      t.run_leaf = &run_leaf<Op>;
+    else
+      t.make_activity = &make_activity<Op>;
+    return t;
+  }());
+  return type;
+}
+template <class Op>
+inline const OpType& op_type_at_startup = op_type<Op>();  // registers in every process before main
+
 template <class Out>
 class CallOf final : public CallBase {
  public:
@@ -117,7 +134,8 @@ OpChain<Op> op(const Threads<State>& threads, R route = R{}) {
                 "dps: the operation's thread state type differs from the collection's");
   static_assert(std::is_default_constructible_v<Op>, "dps: operations are default constructible");
   auto spec = std::make_shared<VertexSpec>();
-  spec->kind = Op::kind;
+  (void)&detail::op_type_at_startup<Op>;
+  spec->type = &detail::op_type<Op>();
   spec->name = detail::demangle(typeid(Op).name());
   spec->threads = &threads.core();
   if constexpr (std::is_same_v<R, DefaultRoute>) {
@@ -128,15 +146,12 @@ OpChain<Op> op(const Threads<State>& threads, R route = R{}) {
   } else {
     spec->route = detail::make_route<In>(std::move(route));
   }
-  if constexpr (Op::kind == OpKind::Leaf) {
+  if constexpr (Op::kind == OpKind::Leaf)
     static_assert(std::is_same_v<decltype(std::declval<Op&>().execute(std::declval<In>())), Out>,
                   "dps: a leaf's execute(In) returns its output type");
-    spec->run_leaf = &detail::run_leaf<Op>;
-  } else {
+  else
     static_assert(std::is_same_v<decltype(std::declval<Op&>().execute(std::declval<In>())), Step>,
                   "dps: a split, merge or stream's execute(In) is a coroutine returning dps::Step");
-    spec->make_activity = &detail::make_activity<Op>;
-  }
   return OpChain<Op>(std::move(spec));
 }
 

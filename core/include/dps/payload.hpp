@@ -7,10 +7,13 @@
 // The runtime only needs to move, destroy and size a payload; the type is known where it is used.
 #pragma once
 
+#include "dps/wire_archive.hpp"
 #include "dps/wire_size.hpp"
 
 #include <cstddef>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -49,6 +52,20 @@ class Payload {
   Payload& operator=(const Payload&) = delete;
   ~Payload() { reset(); }
 
+  // Decodes an object of type T from the wire (the receiver knows the type from the graph).
+  template <class T>
+  static Payload load(WireReader& in) {
+    Payload p;
+    p.emplace<T, true>();
+    in(p.get<T>());
+    return p;
+  }
+  // Encodes the object; only data objects (Payload::of) cross processes.
+  void save(WireWriter& out) const {
+    if (!vt_ || !vt_->save) throw std::logic_error("dps: a kernel-local payload cannot cross processes");
+    vt_->save(address(), out);
+  }
+
   bool empty() const noexcept { return vt_ == nullptr; }
   const std::type_info& type() const noexcept { return vt_ ? *vt_->type : typeid(void); }
   std::size_t wire_size() const { return vt_ ? vt_->wire_size(address()) : 0; }
@@ -79,6 +96,7 @@ class Payload {
     void (*move)(void* to, void* from) noexcept;  // move-construct into `to`, destroy `from`
     void (*destroy)(void*) noexcept;
     std::size_t (*wire_size)(const void*);
+    void (*save)(const void*, WireWriter&);  // null for kernel-local objects
     bool boxed;
   };
 
@@ -110,8 +128,17 @@ class Payload {
       return (void)object, 0;
   }
   template <class T, bool Wire>
+  static constexpr auto saver() {
+    using Save = void (*)(const void*, WireWriter&);
+    if constexpr (Wire)
+      return static_cast<Save>([](const void* object, WireWriter& out) { out(*static_cast<const T*>(object)); });
+    else
+      return static_cast<Save>(nullptr);
+  }
+  template <class T, bool Wire>
   static const VTable* vtable() {
-    static constexpr VTable vt{&typeid(T), &move_object<T>, &destroy_object<T>, &size_object<T, Wire>, !fits_inline<T>};
+    static constexpr VTable vt{&typeid(T),         &move_object<T>, &destroy_object<T>, &size_object<T, Wire>,
+                               saver<T, Wire>(), !fits_inline<T>};
     return &vt;
   }
 

@@ -7,11 +7,14 @@
 #pragma once
 
 #include "dps/backend.hpp"
+#include "dps/cluster_link.hpp"
 #include "dps/detail/graph_core.hpp"
 #include "dps/envelope.hpp"
 #include "dps/future.hpp"
 #include "dps/threads.hpp"
 #include "dps/trace.hpp"
+
+#include <tbb/concurrent_vector.h>
 
 #include <atomic>
 #include <cstdint>
@@ -19,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,20 +55,33 @@ class Runtime {
   double now() const { return backend_.now(); }
   bool steps_yield() const noexcept { return steps_yield_; }
 
+  // --- processes (see cluster_link.hpp) ---
+  void link(ClusterLink* link) noexcept { link_ = link; }
+  ClusterLink* link() const noexcept { return link_; }
+  bool coordinates() const { return backend_.local_node() == 0; }  // node 0 makes the calls
+  bool hosts(const Thread& thread) const;                          // its state lives in this process
+
   // --- threads ---
-  ThreadsCore& make_collection(std::string name, ThreadsCore::Factory factory);
+  ThreadsCore& make_collection(std::string name, ThreadsCore::Factory factory, const detail::StateType& state,
+                               bool default_state);
   Thread& adopt(std::unique_ptr<Thread> thread);  // keeps it for the application's life
   std::uint64_t new_thread_uid() noexcept { return next_uid_.fetch_add(1) + 1; }
-  void retire(Thread& thread, std::function<void(detail::StateBox&)> hand_back);
+  void retire(Thread& thread, ClusterLink::HandBack hand_back);
   Future<void> migrate(Thread& thread, NodeId node);
+  void migrate(Thread& thread, NodeId node, ClusterLink::Done done);
   std::vector<Thread*> threads() const;
   void lifecycle(Lifecycle kind, const Thread* thread, NodeId node, NodeId to = 0);
+  // Lookups by the ids processes use for each other; null when unknown (yet).
+  Thread* thread(std::uint64_t uid) const noexcept;
+  ThreadsCore* collection(std::uint32_t id) const noexcept;
+  const GraphCore* graph(std::uint32_t id) const noexcept;
 
   // --- graphs and calls ---
   std::shared_ptr<const GraphCore> adopt(std::shared_ptr<GraphCore> graph);
   void start_call(std::shared_ptr<const GraphCore> graph, Payload input, std::unique_ptr<detail::CallBase> call);
-  void complete_call(CallId call, Payload&& result);
+  void complete_call(const GraphCore& graph, CallId call, Payload&& result);
   void fail_call(CallId call, std::exception_ptr error);
+  void abort_call(CallId call);  // every thread hosted here drops what it holds of the call
   std::size_t calls_in_progress() const;
 
   // --- delivery ---
@@ -76,15 +93,24 @@ class Runtime {
   FrameId new_frame() noexcept { return next_frame_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
  private:
+  template <class T>
+  static T* lookup(const tbb::concurrent_vector<std::atomic<T*>>& index, std::size_t at) noexcept {
+    return at < index.size() ? index[at].load(std::memory_order_acquire) : nullptr;
+  }
+
   Backend& backend_;
   const bool steps_yield_;
   std::atomic<TraceSink*> tracer_{nullptr};
+  ClusterLink* link_ = nullptr;
 
   mutable std::mutex mu_;  // collections, threads, graphs, failed calls
   std::vector<std::unique_ptr<ThreadsCore>> collections_;
   std::vector<std::unique_ptr<Thread>> threads_;
   std::vector<std::shared_ptr<const GraphCore>> graphs_;
   std::unordered_set<CallId> failed_;
+  tbb::concurrent_vector<std::atomic<Thread*>> by_uid_;
+  tbb::concurrent_vector<std::atomic<ThreadsCore*>> by_collection_id_;
+  tbb::concurrent_vector<std::atomic<const GraphCore*>> by_graph_id_;
 
   mutable std::mutex calls_mu_;
   std::unordered_map<CallId, std::unique_ptr<detail::CallBase>> calls_;
@@ -104,6 +130,13 @@ template <class State>
 Future<State> Threads<State>::remove(std::size_t index) {
   Thread& t = core_->detach(index);
   Promise<State> promise(&core_->runtime().backend());
+  if (!core_->runtime().hosts(t) && !detail::serializable_state<State>) {
+    promise.fail(std::make_exception_ptr(std::logic_error(
+        t.name() + " lives on node " + std::to_string(t.node()) +
+        " and its state type has no cereal serialize(), so it cannot be handed back here")));
+    core_->runtime().retire(t, [](detail::StateBox&) {});
+    return promise.future();
+  }
   core_->runtime().retire(
       t, [promise](detail::StateBox& box) mutable { promise.set(std::move(*static_cast<State*>(box.get()))); });
   return promise.future();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "dps/activity.hpp"
+#include "dps/cluster_link.hpp"
 #include "dps/detail/envelope_cache.hpp"
 #include "dps/detail/frames.hpp"
 #include "dps/detail/mailbox.hpp"
@@ -24,6 +25,8 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 namespace dps {
 
@@ -46,10 +49,21 @@ class Thread {
   void* state() noexcept { return state_->get(); }
 
   // Backend side: run up to `budget` atomic steps (a message handled, or one resumption of a suspended
-  // operation); true if work remains (schedule again). A simulator runs one step at a time.
+  // operation); true if work remains (schedule again). A simulator runs one step at a time. A thread
+  // hosted by another process only forwards what reaches it.
   bool run(std::size_t budget);
   // Backend side: the thread now lives on `node` with the state `image` (after a migration).
   void relocate(NodeId node, const std::string& image);
+  // Backend side: the thread left this process for `node` (its image was sent there).
+  void depart(NodeId node);
+  // Backend side: frames whose objects this thread forwards to their merge (they move with it).
+  struct Forwarder {
+    FrameId frame;
+    CallId call;
+    Thread* owner;
+  };
+  std::vector<Forwarder> forwarders() const;
+  void forward_frame(const Forwarder& f);
 
   // Envelope blocks freed while this thread ran, reused by its next allocations.
   detail::EnvelopeCache& envelope_cache() noexcept { return envelope_cache_; }
@@ -65,6 +79,7 @@ class Thread {
   enum class Life : std::uint8_t { Active, Retiring, Retired };
 
   // thread.cpp: the strand, data dispatch, leaves, lifecycle
+  bool forward();
   void handle(Envelope* e);
   void on_data(Envelope* e);
   void run_leaf(Envelope* e);
@@ -118,10 +133,10 @@ class Thread {
   std::unordered_set<CallId> aborted_;
 
   Life life_ = Life::Active;
-  std::function<void(detail::StateBox&)> hand_back_;  // retirement: receives the final state
+  ClusterLink::HandBack hand_back_;  // retirement: receives the final state
   struct Move {
     NodeId to;
-    Promise<void> done;
+    ClusterLink::Done done;
   };
   std::optional<Move> migration_;
 };

@@ -28,12 +28,16 @@ class ThreadsCore {
  public:
   using Factory = std::function<std::unique_ptr<detail::StateBox>(std::size_t index)>;
 
-  ThreadsCore(Runtime& runtime, std::string name, Factory factory);
+  // default_state: the factory builds default values, which any process can build itself.
+  ThreadsCore(Runtime& runtime, std::uint32_t id, std::string name, Factory factory, const detail::StateType& state,
+              bool default_state);
   ThreadsCore(const ThreadsCore&) = delete;
   ThreadsCore& operator=(const ThreadsCore&) = delete;
 
   Runtime& runtime() const noexcept { return runtime_; }
+  std::uint32_t id() const noexcept { return id_; }  // the same in every process
   const std::string& name() const noexcept { return name_; }
+  const detail::StateType& state_type() const noexcept { return state_type_; }
 
   // The current threads, as routes see them. Lock-free; a table stays valid for the application's life.
   std::span<Thread* const> table() const noexcept {
@@ -48,12 +52,20 @@ class ThreadsCore {
   NodeId next_node();                 // placement of added threads: round robin over the live nodes
   Thread& detach(std::size_t index);  // leaves the table; the caller retires it
 
+  // Replicas (processes other than node 0): the changes node 0 made. `state` is null for a thread
+  // hosted elsewhere.
+  Thread& insert(std::uint64_t uid, NodeId node, std::unique_ptr<detail::StateBox> state);
+  void drop(const Thread& thread);
+
  private:
   void publish(std::vector<Thread*> threads);  // caller holds mu_
 
   Runtime& runtime_;
+  const std::uint32_t id_;
   std::string name_;
   Factory factory_;
+  const detail::StateType& state_type_;
+  const bool default_state_;
   std::size_t placed_ = 0;
   std::mutex mu_;
   std::atomic<const std::vector<Thread*>*> table_;

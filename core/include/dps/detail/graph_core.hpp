@@ -3,6 +3,7 @@
 // frame of a producer before it); immutable afterwards and kept alive by the runtime.
 #pragma once
 
+#include "dps/detail/registry.hpp"
 #include "dps/payload.hpp"
 #include "dps/route.hpp"
 
@@ -18,23 +19,22 @@ class Thread;
 class Activity;
 class ThreadsCore;
 
-enum class OpKind : std::uint8_t { Split, Leaf, Merge, Stream };
-
 const char* to_string(OpKind kind) noexcept;
 
 struct VertexSpec {
-  OpKind kind = OpKind::Leaf;
+  const detail::OpType* type = nullptr;
   std::string name;
   ThreadsCore* threads = nullptr;
   detail::RouteFn route;
   std::uint32_t window = 0;  // split and stream: objects of one frame in flight at most (0: unlimited)
-  void (*run_leaf)(Thread&, Payload&) = nullptr;  // leaf: replaces the input by the output
-  Activity* (*make_activity)() = nullptr;         // split, merge, stream
+
+  OpKind kind() const noexcept { return type->kind; }
 };
 
 struct GraphCore {
   static constexpr std::uint32_t kSink = UINT32_MAX;  // "vertex" that completes the call
 
+  std::uint32_t id = 0;  // the same in every process of the application
   std::string name;
   std::vector<std::shared_ptr<const VertexSpec>> vertices;
 

@@ -2,6 +2,8 @@
 // so that the kernel can migrate a thread without knowing what it holds.
 #pragma once
 
+#include "dps/detail/registry.hpp"
+
 #include <cereal/archives/binary.hpp>
 #include <cereal/cereal.hpp>
 
@@ -9,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 
@@ -59,5 +62,18 @@ class StateBoxOf final : public StateBox {
  private:
   State state_;
 };
+
+template <class State>
+const StateType& state_type() {
+  static const StateType& type = Registry<StateType>::add([] {
+    StateType t{typeid(State).name(), nullptr};
+    if constexpr (std::is_default_constructible_v<State>)
+      t.make_default = [] { return std::unique_ptr<StateBox>(new StateBoxOf<State>(State{})); };
+    return t;
+  }());
+  return type;
+}
+template <class State>
+inline const StateType& state_type_at_startup = state_type<State>();  // registers in every process
 
 }  // namespace dps::detail

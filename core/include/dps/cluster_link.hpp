@@ -1,0 +1,50 @@
+// ClusterLink: what the kernel of one process tells the kernels of the other processes of the same
+// application. Null while every node lives in one process (LocalBackend, the simulator); the TCP
+// backend implements it.
+//
+// Node 0 coordinates: it makes the calls and owns the structure (collections, threads, graphs);
+// every other process keeps a replica of that structure, in which the threads it hosts have their
+// state and a mailbox, and the others are stand-ins that forward what reaches them.
+//
+//   runtime.link(&my_link);   // by the backend, before anything runs
+#pragma once
+
+#include "dps/envelope.hpp"
+
+#include <exception>
+#include <functional>
+#include <string>
+
+namespace dps {
+
+class Thread;
+class ThreadsCore;
+struct GraphCore;
+namespace detail {
+class StateBox;
+}
+
+class ClusterLink {
+ public:
+  using HandBack = std::function<void(detail::StateBox&)>;
+  using Done = std::function<void(std::exception_ptr)>;
+
+  virtual ~ClusterLink() = default;
+
+  // Node 0: a change of structure, to replicate everywhere in this order.
+  virtual void collection_created(const ThreadsCore& collection) = 0;
+  virtual void thread_added(const Thread& thread, std::string image) = 0;  // image empty: default state
+  virtual void thread_dropped(const Thread& thread) = 0;                   // left its collection's table
+  virtual void graph_created(const GraphCore& graph) = 0;
+
+  // Retire or migrate a thread this process does not host: its host does it and answers.
+  virtual void retire(Thread& thread, HandBack hand_back) = 0;
+  virtual void migrate(Thread& thread, NodeId to, Done done) = 0;
+
+  // A call ended in a process other than node 0, which owns the call.
+  virtual void call_completed(const GraphCore& graph, CallId call, Payload&& result) = 0;
+  // Node 0: a call failed, every process drops its work. Others: tell node 0.
+  virtual void call_failed(CallId call, std::exception_ptr error) = 0;
+};
+
+}  // namespace dps

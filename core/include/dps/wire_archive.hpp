@@ -1,0 +1,171 @@
+// WireWriter and WireReader: the cereal binary archives of objects crossing processes.
+//
+//   std::vector<std::byte> head;
+//   dps::WireWriter out(head);
+//   out(block);                                   // small fields appended to `head` ...
+//   for (const auto& s : out.segments()) ...      // ... large arrays kept by reference, sent in place
+//
+//   dps::WireReader in(bytes);                    // throws dps::WireError past the end of `bytes`
+//   in(block);
+//
+// The writer copies fields into one buffer but keeps binary blocks of kReferenceAbove bytes or more
+// (the data of a LargeArray, a std::vector of numbers) by reference, so a sender writes them to the
+// socket from the object itself (scatter-gather) instead of copying them first. The reader checks
+// every length against what is left, so a malformed or hostile message cannot make it read out of
+// bounds or allocate more than the message holds.
+#pragma once
+
+#include <cereal/cereal.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace dps {
+
+// A message that does not decode: truncated, oversized or not what its header announced.
+struct WireError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class WireWriter : public cereal::OutputArchive<WireWriter, cereal::AllowEmptyClassElision> {
+ public:
+  static constexpr std::size_t kReferenceAbove = 16 * 1024;
+
+  // A piece of the encoded message: bytes of the head buffer, or a block still inside its object.
+  struct Segment {
+    const std::byte* external;  // null: the next `size` bytes of head()
+    std::size_t size;
+  };
+
+  // reference_above: SIZE_MAX copies everything into head (for images kept after the objects go).
+  explicit WireWriter(std::vector<std::byte>& head, std::size_t reference_above = kReferenceAbove)
+      : cereal::OutputArchive<WireWriter, cereal::AllowEmptyClassElision>(this),
+        head_(head),
+        reference_above_(reference_above) {}
+
+  void write(const void* data, std::size_t size) {
+    if (size >= reference_above_) {
+      close_inline();
+      segments_.push_back({static_cast<const std::byte*>(data), size});
+      return;
+    }
+    const auto* bytes = static_cast<const std::byte*>(data);
+    head_.insert(head_.end(), bytes, bytes + size);
+    inline_bytes_ += size;
+  }
+  template <class T>
+  void put(T value) requires std::is_arithmetic_v<T> || std::is_enum_v<T> {
+    write(&value, sizeof value);
+  }
+
+  // The message in order; valid while the written objects and head() are.
+  const std::vector<Segment>& segments() {
+    close_inline();
+    return segments_;
+  }
+  std::size_t size() {
+    std::size_t total = 0;
+    for (const Segment& s : segments()) total += s.size;
+    return total;
+  }
+  std::vector<std::byte>& head() noexcept { return head_; }
+
+ private:
+  void close_inline() {
+    if (inline_bytes_) segments_.push_back({nullptr, inline_bytes_});
+    inline_bytes_ = 0;
+  }
+
+  std::vector<std::byte>& head_;
+  const std::size_t reference_above_;
+  std::size_t inline_bytes_ = 0;
+  std::vector<Segment> segments_;
+};
+
+class WireReader : public cereal::InputArchive<WireReader, cereal::AllowEmptyClassElision> {
+ public:
+  explicit WireReader(std::span<const std::byte> bytes)
+      : cereal::InputArchive<WireReader, cereal::AllowEmptyClassElision>(this), bytes_(bytes) {}
+
+  void read(void* data, std::size_t size) {
+    if (size > remaining())
+      throw WireError("message truncated: " + std::to_string(size) + " bytes wanted at offset " +
+                      std::to_string(offset_) + ", " + std::to_string(remaining()) + " left");
+    if (size) std::memcpy(data, bytes_.data() + offset_, size);
+    offset_ += size;
+  }
+  template <class T>
+  T get() requires std::is_arithmetic_v<T> || std::is_enum_v<T> {
+    T value;
+    read(&value, sizeof value);
+    return value;
+  }
+  // A count of elements still to come: each takes at least one byte, so a count beyond the rest of
+  // the message is a lie (and would make a container allocate it).
+  std::uint64_t count() {
+    const auto n = get<std::uint64_t>();
+    if (n > remaining())
+      throw WireError("message announces " + std::to_string(n) + " elements at offset " + std::to_string(offset_) +
+                      " with only " + std::to_string(remaining()) + " bytes left");
+    return n;
+  }
+  std::span<const std::byte> take(std::size_t size) {
+    if (size > remaining()) read(nullptr, size);  // throws
+    auto s = bytes_.subspan(offset_, size);
+    offset_ += size;
+    return s;
+  }
+
+  std::size_t offset() const noexcept { return offset_; }
+  std::size_t remaining() const noexcept { return bytes_.size() - offset_; }
+  bool done() const noexcept { return offset_ == bytes_.size(); }
+
+ private:
+  std::span<const std::byte> bytes_;
+  std::size_t offset_ = 0;
+};
+
+template <class T>
+std::enable_if_t<std::is_arithmetic_v<T>> CEREAL_SAVE_FUNCTION_NAME(WireWriter& ar, const T& value) {
+  ar.write(&value, sizeof value);
+}
+template <class T>
+std::enable_if_t<std::is_arithmetic_v<T>> CEREAL_LOAD_FUNCTION_NAME(WireReader& ar, T& value) {
+  ar.read(&value, sizeof value);
+}
+template <class T>
+void CEREAL_SAVE_FUNCTION_NAME(WireWriter& ar, const cereal::BinaryData<T>& data) {
+  ar.write(data.data, static_cast<std::size_t>(data.size));
+}
+template <class T>
+void CEREAL_LOAD_FUNCTION_NAME(WireReader& ar, cereal::BinaryData<T>& data) {
+  ar.read(data.data, static_cast<std::size_t>(data.size));
+}
+template <class T>
+void CEREAL_SAVE_FUNCTION_NAME(WireWriter& ar, const cereal::NameValuePair<T>& nvp) {
+  ar(nvp.value);
+}
+template <class T>
+void CEREAL_LOAD_FUNCTION_NAME(WireReader& ar, cereal::NameValuePair<T>& nvp) {
+  ar(nvp.value);
+}
+template <class T>
+void CEREAL_SAVE_FUNCTION_NAME(WireWriter& ar, const cereal::SizeTag<T>& tag) {
+  ar.put(static_cast<std::uint64_t>(tag.size));
+}
+template <class T>
+void CEREAL_LOAD_FUNCTION_NAME(WireReader& ar, cereal::SizeTag<T>& tag) {
+  tag.size = static_cast<std::remove_reference_t<T>>(ar.count());
+}
+
+}  // namespace dps
+
+CEREAL_REGISTER_ARCHIVE(dps::WireWriter)
+CEREAL_REGISTER_ARCHIVE(dps::WireReader)
+CEREAL_SETUP_ARCHIVE_TRAITS(dps::WireReader, dps::WireWriter)
