@@ -10,7 +10,7 @@ namespace dps::test {
 namespace {
 
 TEST(Application, ReadsItsOptionsAndLeavesTheRest) {
-  std::vector<std::string> words{"prog", "--n", "64", "--nodes", "3", "--workers", "1", "--verbose"};
+  std::vector<std::string> words{"prog", "--n", "64", "--nodes", "3", "--local", "--workers", "1", "--verbose"};
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   Application app(static_cast<int>(argv.size()), argv.data());

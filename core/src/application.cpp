@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace dps {
@@ -43,18 +44,32 @@ Application::Application(ApplicationOptions options) { start(local(options)); }
 
 Application::Application(std::unique_ptr<Backend> backend) { start(std::move(backend)); }
 
-Application::Application(int argc, char** argv) {
-  ApplicationOptions options;
+CommandLine Application::parse(int argc, char** argv) {
+  CommandLine c;
+  c.argc = argc;
+  c.argv = argv;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--nodes" || arg == "--workers") {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a value");
-      (arg == "--nodes" ? options.nodes : options.workers) = positive(arg, argv[++i]);
+      (arg == "--nodes" ? c.options.nodes : c.options.workers) = positive(arg, argv[++i]);
+    } else if (arg == "--local") {
+      c.in_process = true;
     } else {
-      args_.push_back(arg);
+      c.rest.push_back(arg);
     }
   }
-  start(local(options));
+  return c;
+}
+
+Application::Application(CommandLine command_line, BackendMaker make) : args_(std::move(command_line.rest)) {
+  start(command_line.in_process ? local(command_line.options) : make(command_line));
+  if (!runtime_->coordinates()) {  // another node's process: it serves, then ends here
+    const int status = backend_->serve();
+    runtime_.reset();
+    backend_.reset();
+    std::exit(status);
+  }
 }
 
 void Application::start(std::unique_ptr<Backend> backend) {
@@ -74,8 +89,9 @@ Application::~Application() {
 }
 
 const char* Application::options_help() {
-  return "  --nodes V           nodes of the application (default 4)\n"
-         "  --workers V         OS threads running DPS threads (default: one per core)\n";
+  return "  --nodes V           node processes of the application, started on this machine (default 1)\n"
+         "  --local             run every node inside this process instead (threads, no TCP)\n"
+         "  --workers V         OS threads running DPS threads in each process (default: one per core)\n";
 }
 
 NodeId Application::add_node() {

@@ -11,6 +11,7 @@ namespace dps {
 Runtime::Runtime(Backend& backend) : backend_(backend), steps_yield_(backend.steps_yield()) { backend_.attach(*this); }
 
 Runtime::~Runtime() {
+  backend_.stop();
   backend_.quiesce();
   std::unordered_map<CallId, std::unique_ptr<detail::CallBase>> unfinished;
   {
@@ -49,6 +50,20 @@ Thread& Runtime::adopt(std::unique_ptr<Thread> thread) {
   by_uid_.grow_to_at_least(uid + 1);
   by_uid_[uid].store(threads_.back().get(), std::memory_order_release);
   return *threads_.back();
+}
+
+std::vector<ThreadsCore*> Runtime::collections() const {
+  std::lock_guard lock(mu_);
+  std::vector<ThreadsCore*> all;
+  for (const auto& c : collections_) all.push_back(c.get());
+  return all;
+}
+
+std::vector<const GraphCore*> Runtime::graphs() const {
+  std::lock_guard lock(mu_);
+  std::vector<const GraphCore*> all;
+  for (const auto& g : graphs_) all.push_back(g.get());
+  return all;
 }
 
 Thread* Runtime::thread(std::uint64_t uid) const noexcept { return lookup(by_uid_, uid); }
@@ -183,6 +198,15 @@ void Runtime::abort_call(CallId id) {
     e->call = id;
     enqueue(*t, e);
   }
+}
+
+void Runtime::fail_calls(std::exception_ptr error) {
+  std::vector<CallId> ids;
+  {
+    std::lock_guard lock(calls_mu_);
+    for (const auto& [id, call] : calls_) ids.push_back(id);
+  }
+  for (CallId id : ids) fail_call(id, error);
 }
 
 std::size_t Runtime::calls_in_progress() const {

@@ -1,4 +1,4 @@
-// An outside project: includes the installed headers and links dps::core.
+// An outside project: includes the installed headers and links dps::dps.
 #include <dps/dps.hpp>
 
 #include <cstdio>

@@ -31,6 +31,21 @@ struct ApplicationOptions {
   std::size_t workers = 0;  // OS threads running DPS threads; 0: one per core
 };
 
+// What the command line asks for (Application::options_help lists it).
+struct CommandLine {
+  ApplicationOptions options{.nodes = 1};
+  bool in_process = false;  // --local: every node in this process (LocalBackend)
+  std::vector<std::string> rest;
+  int argc = 0;
+  char** argv = nullptr;
+};
+
+namespace detail {
+// The backend of Application(argc, argv). Defined by the backend library the program links:
+// dps::dps (node processes over TCP) or dps::sim (the simulator).
+std::unique_ptr<Backend> command_line_backend(const CommandLine& command_line);
+}  // namespace detail
+
 // A user phase (e.g. an LU iteration), recorded in the trace from construction to end().
 class Phase {
  public:
@@ -48,9 +63,11 @@ class Phase {
 class Application {
  public:
   explicit Application(ApplicationOptions options = {});
-  // Reads --nodes N and --workers W; every other argument is left in args(). Throws
-  // std::invalid_argument with a one-line reason on a bad value.
-  Application(int argc, char** argv);
+  // Reads --nodes N, --workers W and --local; every other argument is left in args(). Throws
+  // std::invalid_argument with a one-line reason on a bad value. On a cluster, this constructor
+  // returns on node 0 only: in the other node processes it serves until node 0's application ends,
+  // then ends the process.
+  Application(int argc, char** argv) : Application(parse(argc, argv), &detail::command_line_backend) {}
   // Runs on a given backend (the simulator and TCP backends, or a test's).
   explicit Application(std::unique_ptr<Backend> backend);
   ~Application();
@@ -58,6 +75,7 @@ class Application {
   Application& operator=(const Application&) = delete;
 
   static const char* options_help();
+  static CommandLine parse(int argc, char** argv);
   const std::vector<std::string>& args() const noexcept { return args_; }
 
   std::size_t nodes() const { return backend_->nodes().size(); }
@@ -89,6 +107,8 @@ class Application {
   Backend& backend() noexcept { return *backend_; }
 
  private:
+  using BackendMaker = std::unique_ptr<Backend> (*)(const CommandLine&);
+  Application(CommandLine command_line, BackendMaker make);
   void start(std::unique_ptr<Backend> backend);
   template <class State, class Make>
   Threads<State> make_threads(std::string name, std::size_t count, Make make, bool default_state) {

@@ -53,6 +53,10 @@ class Backend {
   virtual void migrate(Thread& thread, NodeId to, std::string state) = 0;
   // Block until no thread is scheduled or running (used at shutdown).
   virtual void quiesce() = 0;
+  // The runtime is going: deliver nothing more to it (first thing its destructor does).
+  virtual void stop() {}
+  // A process other than node 0 serves until node 0 ends the application; returns its exit status.
+  virtual int serve() { return 0; }
 
   // --- time and modelling ---
   virtual double now() const = 0;  // seconds since the application started (virtual under simulation)

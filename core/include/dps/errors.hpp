@@ -23,10 +23,12 @@ struct OperationError : Error {
               ") failed: " + reason),
         operation(std::move(operation)),
         thread(std::move(thread)),
-        node(node) {}
+        node(node),
+        reason(reason) {}
   std::string operation;
   std::string thread;
   unsigned node;
+  std::string reason;
 };
 
 // A route returned an index outside its collection (thrown where the route is evaluated).
@@ -37,6 +39,14 @@ struct RouteError : Error {
 // A graph that cannot run: a merge without a matching split, a split without its merge, no vertices.
 struct GraphError : Error {
   using Error::Error;
+};
+
+// A node of the application failed (its process died or stopped answering): the calls running
+// when it happened fail with this error, naming the node.
+struct NodeFailure : Error {
+  NodeFailure(unsigned node, const std::string& reason)
+      : Error("node " + std::to_string(node) + " failed: " + reason), node(node) {}
+  unsigned node;
 };
 
 // The application was destroyed before the call completed.

@@ -69,7 +69,8 @@ class Runtime {
   void retire(Thread& thread, ClusterLink::HandBack hand_back);
   Future<void> migrate(Thread& thread, NodeId node);
   void migrate(Thread& thread, NodeId node, ClusterLink::Done done);
-  std::vector<Thread*> threads() const;
+  std::vector<Thread*> threads() const;  // every thread ever created, oldest first
+  std::vector<ThreadsCore*> collections() const;
   void lifecycle(Lifecycle kind, const Thread* thread, NodeId node, NodeId to = 0);
   // Lookups by the ids processes use for each other; null when unknown (yet).
   Thread* thread(std::uint64_t uid) const noexcept;
@@ -78,10 +79,12 @@ class Runtime {
 
   // --- graphs and calls ---
   std::shared_ptr<const GraphCore> adopt(std::shared_ptr<GraphCore> graph);
+  std::vector<const GraphCore*> graphs() const;
   void start_call(std::shared_ptr<const GraphCore> graph, Payload input, std::unique_ptr<detail::CallBase> call);
   void complete_call(const GraphCore& graph, CallId call, Payload&& result);
   void fail_call(CallId call, std::exception_ptr error);
-  void abort_call(CallId call);  // every thread hosted here drops what it holds of the call
+  void abort_call(CallId call);         // every thread hosted here drops what it holds of the call
+  void fail_calls(std::exception_ptr error);  // every call in progress (node 0)
   std::size_t calls_in_progress() const;
 
   // --- delivery ---

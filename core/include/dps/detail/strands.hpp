@@ -1,0 +1,127 @@
+// Strands: the OS threads that run DPS threads for the backends of real runs. A DPS thread with
+// work is run for a budget of steps, then requeued, so that all of them progress. The threads are
+// a TBB arena of its own, or plain threads under ThreadSanitizer, which cannot see inside
+// uninstrumented TBB.
+//
+//   detail::Strands strands(2);
+//   strands.schedule(thread);     // thread.run(budget) until it has no more work
+//   strands.quiesce();            // until nothing is scheduled or running
+#pragma once
+
+#include "dps/thread.hpp"
+
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace dps::detail {
+
+#if !defined(__SANITIZE_THREAD__)
+// Runs strands on a TBB arena of its own.
+class Executor {
+ public:
+  explicit Executor(std::size_t workers)
+      // TBB keeps hardware_concurrency - 1 workers by default; the arena needs all of its own.
+      : parallelism_(tbb::global_control::max_allowed_parallelism, workers + 1), arena_(static_cast<int>(workers), 0) {}
+  template <class F>
+  void enqueue(F&& f) {
+    arena_.enqueue(std::forward<F>(f));
+  }
+
+ private:
+  tbb::global_control parallelism_;
+  tbb::task_arena arena_;
+};
+#else
+// ThreadSanitizer cannot see the synchronization inside (uninstrumented) TBB, so sanitizer builds run
+// strands on plain threads: the kernel it checks is the same.
+class Executor {
+ public:
+  explicit Executor(std::size_t workers) {
+    for (std::size_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~Executor() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void enqueue(std::function<void()> f) {
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(f));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()> > tasks_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+#endif
+
+class Strands {
+ public:
+  static constexpr std::size_t kBudget = 512;  // messages a strand handles before it lets others run
+
+  explicit Strands(std::size_t workers)
+      : workers_(workers ? workers : std::max(1u, std::thread::hardware_concurrency())), executor_(workers_) {}
+
+  std::size_t workers() const noexcept { return workers_; }
+
+  void schedule(Thread& t) {
+    active_.fetch_add(1);
+    executor_.enqueue([this, &t] { run(t); });
+  }
+
+  void quiesce() {
+    quiescing_.store(true);
+    for (std::int64_t n = active_.load(); n != 0; n = active_.load()) active_.wait(n);
+    quiescing_.store(false);
+  }
+
+ private:
+  void run(Thread& t) {
+    if (t.run(kBudget)) {
+      executor_.enqueue([this, &t] { run(t); });
+      return;
+    }
+    if (active_.fetch_sub(1) == 1 && quiescing_.load()) active_.notify_all();
+  }
+
+  std::size_t workers_;
+  Executor executor_;
+  std::atomic<std::int64_t> active_{0};  // threads scheduled or running
+  std::atomic<bool> quiescing_{false};
+};
+
+}  // namespace dps::detail

@@ -1,0 +1,87 @@
+// Connection: one TCP connection between two node processes, carrying frames (frame.hpp) both ways.
+// Reads run on the network thread and hand each complete frame to the Handler. Any thread may send:
+// when nothing is queued the sender writes to the socket itself (no thread switch on the latency
+// path), otherwise the frame joins a queue the network thread writes with gathered writes. Frames
+// leave in the order they were sent; large blocks go from the objects that hold them (no copy).
+//
+//   auto c = std::make_shared<Connection>(std::move(socket), handler, limits);
+//   c->start();                                      // reading begins
+//   c->send(std::move(frame));                       // from any thread
+#pragma once
+
+#include "dps/envelope.hpp"
+#include "dps/net/frame.hpp"
+#include "dps/wire_archive.hpp"
+
+#include <asio.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dps::net {
+
+// A frame on its way out. Its external segments point into `envelope` or `keep`, which live until
+// the frame is written.
+struct Outgoing {
+  FrameHeader header;
+  std::vector<std::byte> head;
+  std::vector<WireWriter::Segment> segments;
+  std::unique_ptr<Envelope> envelope;
+  std::shared_ptr<const void> keep;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  class Handler {
+   public:
+    virtual ~Handler() = default;
+    // On the network thread. `body` is valid during the call only.
+    virtual void on_frame(Connection& from, const FrameHeader& header, std::span<const std::byte> body) = 0;
+    // On the network thread, once: the connection is gone (`reason` says why).
+    virtual void on_closed(Connection& connection, const std::string& reason) = 0;
+  };
+
+  Connection(asio::ip::tcp::socket socket, Handler& handler, std::size_t max_body);
+  ~Connection();
+
+  void start();
+  void send(Outgoing frame);
+  // Closes the connection (from any thread); the handler hears of it with `reason`.
+  void close(std::string reason);
+
+  std::uint32_t peer = UINT32_MAX;  // the node at the other end, once it said so
+  bool authenticated = false;       // network thread only
+
+  std::string remote() const;       // "address:port"
+  asio::ip::tcp::socket& socket() noexcept { return socket_; }
+
+ private:
+  void read_more();
+  void parse();
+  void write_queued();  // network thread
+  void fail(const std::string& reason);  // network thread
+
+  asio::ip::tcp::socket socket_;
+  Handler& handler_;
+  const std::size_t max_body_;
+  std::string remote_;
+
+  std::vector<std::byte> in_;
+  std::size_t begin_ = 0, end_ = 0;
+
+  std::mutex mu_;
+  std::deque<Outgoing> queue_;  // front: partly written when sent_ > 0
+  std::size_t sent_ = 0;        // bytes of queue_.front() already written
+  bool writing_ = false;        // the network thread owns the queue's writing
+  bool closed_ = false;
+  std::atomic<bool> reported_{false};
+};
+
+}  // namespace dps::net

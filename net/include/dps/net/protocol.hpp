@@ -1,0 +1,157 @@
+// The directives node processes exchange besides envelopes: joining, the clock, replicating the
+// structure node 0 owns (collections, threads, graphs), moving threads, and the outcome of calls.
+// One Directive per Directive frame, encoded with cereal (WireWriter / WireReader).
+#pragma once
+
+#include <cereal/types/string.hpp>
+#include <cereal/types/variant.hpp>
+#include <cereal/types/vector.hpp>
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace dps::net {
+
+#define DPS_FIELDS(...) \
+  template <class A>    \
+  void serialize(A& a) { a(__VA_ARGS__); }
+
+struct Endpoint {
+  std::uint32_t node = 0;
+  std::string host;
+  std::uint16_t port = 0;
+  DPS_FIELDS(node, host, port)
+};
+
+// --- membership and time ---
+struct Join {  // a new process to node 0, once authenticated: where others reach it
+  Endpoint self;
+  std::int64_t pid = 0;
+  DPS_FIELDS(self, pid)
+};
+struct Members {  // node 0 to all: the processes of the application (connect to those below you)
+  std::vector<Endpoint> nodes;
+  DPS_FIELDS(nodes)
+};
+struct Leaving {  // node 0 to all: `node` is being removed (its connections close, it did not fail)
+  std::uint32_t node = 0;
+  DPS_FIELDS(node)
+};
+struct Ready {  // a process to node 0: connected to every member
+  std::uint32_t node = 0;
+  DPS_FIELDS(node)
+};
+struct ClockPing {
+  double sent = 0;  // node 0's clock
+  DPS_FIELDS(sent)
+};
+struct ClockPong {
+  double sent = 0, here = 0;  // node 0's clock when pinged, the replier's when it replied
+  DPS_FIELDS(sent, here)
+};
+struct ClockOffset {  // add to your clock to read node 0's
+  double offset = 0;
+  DPS_FIELDS(offset)
+};
+struct Shutdown {
+  std::string reason;  // empty: the application ended normally
+  DPS_FIELDS(reason)
+};
+
+// --- structure, from node 0 ---
+struct CollectionCreated {
+  std::uint32_t id = 0;
+  std::string name, state_type;
+  DPS_FIELDS(id, name, state_type)
+};
+struct ThreadAdded {
+  std::uint32_t collection = 0;
+  std::uint64_t uid = 0;
+  std::uint32_t node = 0;
+  bool has_image = false;
+  std::string image;  // the state made on node 0, for the host; empty for the others
+  DPS_FIELDS(collection, uid, node, has_image, image)
+};
+struct ThreadDropped {
+  std::uint64_t uid = 0;
+  DPS_FIELDS(uid)
+};
+struct VertexImage {
+  std::string op_type, name;
+  std::uint32_t collection = 0, window = 0;
+  std::uint8_t route_kind = 0;
+  std::uint64_t route_fixed = 0;
+  std::string route_type, route_image;
+  DPS_FIELDS(op_type, name, collection, window, route_kind, route_fixed, route_type, route_image)
+};
+struct GraphCreated {
+  std::uint32_t id = 0;
+  std::string name;
+  std::vector<VertexImage> vertices;
+  DPS_FIELDS(id, name, vertices)
+};
+
+// --- threads that move or leave ---
+struct RetireRequest {
+  std::uint64_t uid = 0, request = 0;
+  DPS_FIELDS(uid, request)
+};
+struct StateReturned {  // the retired thread's final state, to the requester
+  std::uint64_t request = 0;
+  std::string image;
+  DPS_FIELDS(request, image)
+};
+struct MigrateRequest {
+  std::uint64_t uid = 0, request = 0;
+  std::uint32_t to = 0;
+  DPS_FIELDS(uid, request, to)
+};
+struct MigrateDone {  // to the requester; error empty on success
+  std::uint64_t request = 0;
+  std::string error;
+  DPS_FIELDS(request, error)
+};
+struct Forward {
+  std::uint64_t frame = 0, call = 0, owner = 0;
+  DPS_FIELDS(frame, call, owner)
+};
+struct ThreadImage {  // old host to new host: the thread, then its mail follows
+  std::uint64_t uid = 0;
+  std::string image;
+  std::vector<Forward> forwarders;
+  DPS_FIELDS(uid, image, forwarders)
+};
+struct ThreadMoved {  // old host to everyone else
+  std::uint64_t uid = 0;
+  std::uint32_t node = 0;
+  DPS_FIELDS(uid, node)
+};
+
+// --- calls ---
+struct CallResult {  // to node 0; the graph's output follows the directive in the frame
+  std::uint32_t graph = 0;
+  std::uint64_t call = 0;
+  DPS_FIELDS(graph, call)
+};
+struct CallFailure {  // to node 0
+  std::uint64_t call = 0;
+  bool operation = false;  // an OperationError: the fields below are set
+  std::string op, thread, reason, message;
+  std::uint32_t node = 0;
+  DPS_FIELDS(call, operation, op, thread, reason, message, node)
+};
+struct CallAbort {  // node 0 to all
+  std::uint64_t call = 0;
+  DPS_FIELDS(call)
+};
+
+#undef DPS_FIELDS
+
+using Directive =
+    std::variant<Join, Members, Leaving, Ready, ClockPing, ClockPong, ClockOffset, Shutdown, CollectionCreated, ThreadAdded,
+                 ThreadDropped, GraphCreated, RetireRequest, StateReturned, MigrateRequest, MigrateDone, ThreadImage,
+                 ThreadMoved, CallResult, CallFailure, CallAbort>;
+
+}  // namespace dps::net

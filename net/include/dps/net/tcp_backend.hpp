@@ -1,0 +1,74 @@
+// TcpBackend: the backend of real runs on a cluster. One process per node, all running the same
+// executable; node 0 runs `main` and makes the calls, the others serve: they host their share of the
+// DPS threads (strands on a TBB arena, as in LocalBackend) and keep a replica of the structure node 0
+// owns. One TCP connection per pair of nodes (TCP_NODELAY), framed messages, cereal payloads;
+// envelopes between threads of one node are moved, never serialized.
+//
+// dps::Application picks it from the command line and the environment:
+//   app --nodes 4                  node 0 starts 3 more processes of `app` on this machine
+// The instances it starts find DPS_NODE, DPS_COORDINATOR and DPS_SECRET in their environment.
+//
+// Every connection proves it knows the application's secret (HMAC challenge-response) before it
+// may carry anything; a frame that is malformed, oversized or unauthenticated closes its connection
+// with a logged reason. Clocks are aligned on node 0's at start, so traces from all nodes line up.
+#pragma once
+
+#include "dps/backend.hpp"
+#include "dps/cluster_link.hpp"
+#include "dps/net/auth.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dps::net {
+
+struct TcpOptions {
+  std::size_t nodes = 1;              // node 0: processes of the application (itself included)
+  std::size_t workers = 0;            // OS threads running DPS threads in each process; 0: one per core
+  std::vector<std::string> argv;      // node 0: what the other instances run (argv[0] is replaced)
+  std::size_t max_frame = 1u << 30;   // a larger frame closes its connection
+  double join_timeout = 30;           // seconds node 0 waits for the instances it started
+};
+
+class TcpBackend final : public Backend, public ClusterLink {
+ public:
+  // Node 0 when DPS_NODE is unset (it starts the others), else the instance DPS_NODE names.
+  // Throws std::runtime_error with a one-line reason when the application cannot form.
+  explicit TcpBackend(TcpOptions options);
+  ~TcpBackend() override;
+
+  // Backend
+  std::string_view name() const override { return "tcp"; }
+  void attach(Runtime& runtime) override;
+  std::vector<NodeId> nodes() const override;
+  NodeId local_node() const override;
+  bool hosts(NodeId node) const override;
+  NodeId add_node() override;
+  void remove_node(NodeId node) override;
+  void schedule(Thread& thread) override;
+  void send(NodeId from, Thread& to, Envelope* e) override;
+  void migrate(Thread& thread, NodeId to, std::string state) override;
+  void quiesce() override;
+  void stop() override;
+  double now() const override;
+  int serve() override;
+
+  // ClusterLink
+  void collection_created(const ThreadsCore& collection) override;
+  void thread_added(const Thread& thread, std::string image) override;
+  void thread_dropped(const Thread& thread) override;
+  void graph_created(const GraphCore& graph) override;
+  void retire(Thread& thread, HandBack hand_back) override;
+  void migrate(Thread& thread, NodeId to, Done done) override;
+  void call_completed(const GraphCore& graph, CallId call, Payload&& result) override;
+  void call_failed(CallId call, std::exception_ptr error) override;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dps::net

@@ -1,0 +1,93 @@
+// Envelope frames: fixed fields, the frame stack, then the payload.
+#include "dps/net/codec.hpp"
+
+#include "dps/thread.hpp"
+
+#include <memory>
+#include <string>
+
+namespace dps::net {
+
+namespace {
+
+Thread& known_thread(const Runtime& runtime, std::uint64_t uid) {
+  if (uid == 0) throw WireError("thread uid 0");
+  Thread* t = runtime.thread(uid);
+  if (!t) throw NotYetKnown(uid);
+  return *t;
+}
+
+}  // namespace
+
+void encode(const Envelope& e, const Thread& to, WireWriter& out) {
+  out.put(to.uid());
+  out.put(e.kind);
+  if (e.kind == Message::Data) {
+    out.put(e.graph->id);
+    out.put(e.vertex);
+    out.put(e.call);
+    out.put(e.seq);
+    out.put(e.frames.size());
+    for (std::uint32_t i = 0; i < e.frames.size(); ++i) {
+      out.put(e.frames[i].id);
+      out.put(e.frames[i].home->uid());
+      out.put(e.frames[i].parent_seq);
+    }
+    e.payload.save(out);
+  } else {
+    out.put(e.frame);
+    out.put(e.peer ? e.peer->uid() : std::uint64_t{0});
+    out.put(e.count);
+    out.put(static_cast<std::uint8_t>(e.credit));
+  }
+}
+
+Decoded decode(const Runtime& runtime, std::span<const std::byte> body) {
+  WireReader in(body);
+  Thread& to = known_thread(runtime, in.get<std::uint64_t>());
+  auto e = std::make_unique<Envelope>();
+  e->kind = in.get<Message>();
+  switch (e->kind) {
+    case Message::Data: {
+      const auto graph_id = in.get<std::uint32_t>();
+      const GraphCore* graph = runtime.graph(graph_id);
+      e->vertex = in.get<std::uint32_t>();
+      e->call = in.get<CallId>();
+      e->seq = in.get<std::uint64_t>();
+      const auto depth = in.get<std::uint32_t>();
+      if (depth > in.remaining() / 24) throw WireError("frame stack of " + std::to_string(depth) + " is too deep");
+      for (std::uint32_t i = 0; i < depth; ++i) {
+        Frame f;
+        f.id = in.get<FrameId>();
+        f.home = &known_thread(runtime, in.get<std::uint64_t>());
+        f.parent_seq = in.get<std::uint64_t>();
+        e->frames.push(f);
+      }
+      if (!graph) throw NotYetKnown(graph_id | kGraphKey);
+      if (e->vertex >= graph->vertices.size())
+        throw WireError("vertex " + std::to_string(e->vertex) + " of graph " + std::to_string(graph_id) + " (" +
+                        std::to_string(graph->vertices.size()) + " vertices)");
+      e->graph = graph;
+      e->payload = (*graph)[e->vertex].type->load_input(in);
+      break;
+    }
+    case Message::Register:
+    case Message::Grant:
+    case Message::Close:
+    case Message::Credit:
+    case Message::Done:
+    case Message::Release: {
+      e->frame = in.get<FrameId>();
+      const auto peer = in.get<std::uint64_t>();
+      e->peer = peer ? &known_thread(runtime, peer) : nullptr;
+      e->count = in.get<std::int64_t>();
+      e->credit = in.get<std::uint8_t>() != 0;
+      break;
+    }
+    default: throw WireError("envelope kind " + std::to_string(static_cast<int>(e->kind)) + " never crosses processes");
+  }
+  if (!in.done()) throw WireError(std::to_string(in.remaining()) + " bytes after the envelope");
+  return {&to, e.release()};
+}
+
+}  // namespace dps::net

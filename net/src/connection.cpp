@@ -1,0 +1,198 @@
+// Connection: framed reads on the network thread; direct or queued gathered writes.
+#include "dps/net/connection.hpp"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace dps::net {
+
+namespace {
+
+constexpr std::size_t kReadChunk = 256 * 1024;
+constexpr std::size_t kMaxIov = 64;
+
+// The iovecs of `f` from byte `skip` on; returns how many bytes they hold.
+std::size_t gather(const Outgoing& f, std::size_t skip, std::vector<iovec>& iov) {
+  std::size_t total = 0;
+  auto add = [&](const void* p, std::size_t n) {
+    if (skip >= n) {
+      skip -= n;
+      return;
+    }
+    iov.push_back({const_cast<void*>(p), n - skip});
+    iov.back().iov_base = static_cast<char*>(iov.back().iov_base) + skip;
+    total += n - skip;
+    skip = 0;
+  };
+  add(&f.header, sizeof f.header);
+  std::size_t at = 0;
+  for (const auto& s : f.segments) {
+    if (s.external) {
+      add(s.external, s.size);
+    } else {
+      add(f.head.data() + at, s.size);
+      at += s.size;
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+Connection::Connection(asio::ip::tcp::socket socket, Handler& handler, std::size_t max_body)
+    : socket_(std::move(socket)), handler_(handler), max_body_(max_body) {
+  asio::error_code ec;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  auto ep = socket_.remote_endpoint(ec);
+  remote_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+Connection::~Connection() = default;
+
+std::string Connection::remote() const { return remote_; }
+
+void Connection::start() {
+  in_.resize(kReadChunk);
+  read_more();
+}
+
+void Connection::read_more() {
+  if (in_.size() - end_ < kReadChunk / 4) {
+    // Room to read: move what is left to the front, or grow.
+    if (begin_ > 0) {
+      std::memmove(in_.data(), in_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (in_.size() - end_ < kReadChunk / 4) in_.resize(in_.size() + kReadChunk);
+  }
+  socket_.async_read_some(asio::buffer(in_.data() + end_, in_.size() - end_),
+                          [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+                            if (ec) return self->fail(ec == asio::error::eof ? "closed by peer" : ec.message());
+                            self->end_ += n;
+                            self->parse();
+                          });
+}
+
+void Connection::parse() {
+  while (end_ - begin_ >= FrameHeader::kSize) {
+    FrameHeader h;
+    std::memcpy(&h, in_.data() + begin_, sizeof h);
+    if (auto reason = h.check(max_body_)) return fail(*reason);
+    const std::size_t need = FrameHeader::kSize + h.length;
+    if (end_ - begin_ < need) {
+      if (in_.size() - begin_ < need) {  // make room for the whole frame
+        std::memmove(in_.data(), in_.data() + begin_, end_ - begin_);
+        end_ -= begin_;
+        begin_ = 0;
+        if (in_.size() < need + kReadChunk / 4) in_.resize(need + kReadChunk / 4);
+      }
+      break;
+    }
+    handler_.on_frame(*this, h, std::span<const std::byte>(in_.data() + begin_ + FrameHeader::kSize, h.length));
+    if (reported_.load(std::memory_order_relaxed)) return;  // the handler closed us
+    begin_ += need;
+  }
+  if (begin_ == end_) begin_ = end_ = 0;
+  // A large frame's buffer is not kept once it is consumed.
+  if (begin_ == 0 && end_ == 0 && in_.size() > 4 * kReadChunk) {
+    in_.resize(kReadChunk);
+    in_.shrink_to_fit();
+  }
+  read_more();
+}
+
+void Connection::send(Outgoing frame) {
+  std::unique_lock lock(mu_);
+  if (closed_) return;
+  if (!writing_) {
+    std::vector<iovec> iov;
+    const std::size_t total = gather(frame, 0, iov);
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = std::min(iov.size(), kMaxIov);
+    const ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n >= 0 && static_cast<std::size_t>(n) == total) return;  // the usual case: written at once
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      const std::string reason = std::string("send failed: ") + std::strerror(errno);
+      lock.unlock();
+      return close(reason);
+    }
+    sent_ = n > 0 ? static_cast<std::size_t>(n) : 0;
+    writing_ = true;
+    queue_.push_back(std::move(frame));
+    lock.unlock();
+    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->write_queued(); });
+    return;
+  }
+  queue_.push_back(std::move(frame));
+}
+
+void Connection::write_queued() {
+  std::vector<iovec> iov;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    std::size_t skip = sent_;
+    for (const Outgoing& f : queue_) {
+      gather(f, skip, iov);
+      skip = 0;
+      if (iov.size() >= kMaxIov) break;
+    }
+  }
+  std::vector<asio::const_buffer> buffers;
+  buffers.reserve(iov.size());
+  for (const iovec& v : iov) buffers.emplace_back(v.iov_base, v.iov_len);
+  asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+    if (ec) return self->fail("send failed: " + ec.message());
+    std::deque<Outgoing> done;
+    {
+      std::lock_guard lock(self->mu_);
+      std::size_t written = self->sent_ + n;
+      while (!self->queue_.empty()) {
+        std::vector<iovec> scratch;
+        const std::size_t size = gather(self->queue_.front(), 0, scratch);
+        if (written < size) break;
+        written -= size;
+        done.push_back(std::move(self->queue_.front()));
+        self->queue_.pop_front();
+      }
+      self->sent_ = written;
+      if (self->queue_.empty()) {
+        self->writing_ = false;
+        self->sent_ = 0;
+      }
+    }
+    done.clear();  // releases outside the lock
+    bool more;
+    {
+      std::lock_guard lock(self->mu_);
+      more = self->writing_;
+    }
+    if (more) self->write_queued();
+  });
+}
+
+void Connection::close(std::string reason) {
+  asio::post(socket_.get_executor(), [self = shared_from_this(), reason = std::move(reason)] { self->fail(reason); });
+}
+
+void Connection::fail(const std::string& reason) {
+  if (reported_.exchange(true)) return;
+  std::deque<Outgoing> dropped;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    dropped.swap(queue_);
+  }
+  asio::error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  handler_.on_closed(*this, reason);
+}
+
+}  // namespace dps::net

@@ -1,0 +1,355 @@
+// TcpBackend, replication: node 0's structure mirrored in every process, threads that retire or
+// move between processes, and calls whose ends happen away from node 0 (the ClusterLink half).
+#include "tcp_backend_impl.hpp"
+
+#include "dps/errors.hpp"
+#include "dps/graph.hpp"
+#include "dps/net/codec.hpp"
+#include "dps/thread.hpp"
+
+#include <stdexcept>
+#include <type_traits>
+
+namespace dps::net {
+
+namespace {
+
+// A directive naming a type this executable does not have: the processes run different programs.
+[[noreturn]] void unknown(const char* what, const std::string& key) {
+  throw std::runtime_error(std::string("unknown ") + what + " '" + detail::demangle(key.c_str()) +
+                           "': every node must run the same executable");
+}
+
+std::exception_ptr rebuild(const CallFailure& f) {
+  if (f.operation) return std::make_exception_ptr(OperationError(f.op, f.thread, f.node, f.reason));
+  return std::make_exception_ptr(Error(f.message));
+}
+
+}  // namespace
+
+Runtime* TcpBackend::Impl::attached() {
+  std::unique_lock lock(mu);
+  changed.wait(lock, [&] { return runtime != nullptr || stopped; });
+  return runtime;
+}
+
+void TcpBackend::Impl::on_envelope(std::span<const std::byte> body) {
+  Runtime* rt = attached();
+  if (!rt) return;
+  try {
+    const Decoded d = decode(*rt, body);
+    rt->enqueue(*d.to, d.envelope);
+  } catch (const NotYetKnown& k) {
+    parked[k.key].emplace_back(body.begin(), body.end());
+  }
+}
+
+void TcpBackend::Impl::unpark(std::uint64_t key) {
+  auto it = parked.find(key);
+  if (it == parked.end()) return;
+  std::vector<std::vector<std::byte>> frames = std::move(it->second);
+  parked.erase(it);
+  for (const auto& body : frames) on_envelope(body);
+}
+
+void TcpBackend::Impl::on_directive(Connection& from, std::span<const std::byte> body) {
+  WireReader in(body);
+  Directive d;
+  in(d);
+  apply(from, d, in);
+}
+
+void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader& rest) {
+  const NodeId sender = from.peer;
+  auto done_with = [&] {
+    if (!rest.done()) throw WireError(std::to_string(rest.remaining()) + " bytes after the directive");
+  };
+  std::visit(
+      [&](auto& d) {
+        using D = std::decay_t<decltype(d)>;
+        // --- membership and time ---
+        if constexpr (std::is_same_v<D, Join>) {
+          done_with();
+          if (me != 0 || d.self.node != sender) throw WireError("unexpected join");
+          {
+            std::lock_guard lock(mu);
+            joined[sender] = d;
+          }
+          changed.notify_all();
+        } else if constexpr (std::is_same_v<D, Members>) {
+          done_with();
+          {
+            std::lock_guard lock(mu);
+            members = d;
+            for (const Endpoint& e : d.nodes) live.insert(e.node);
+          }
+          changed.notify_all();
+        } else if constexpr (std::is_same_v<D, Leaving>) {
+          done_with();
+          {
+            std::lock_guard lock(mu);
+            live.erase(d.node);
+            departed.insert(d.node);
+            if (d.node == me) ending = true;
+          }
+          changed.notify_all();
+        } else if constexpr (std::is_same_v<D, Ready>) {
+          done_with();
+          {
+            std::lock_guard lock(mu);
+            ready.insert(sender);
+          }
+          changed.notify_all();
+        } else if constexpr (std::is_same_v<D, ClockPing>) {
+          done_with();
+          send_directive(sender, ClockPong{d.sent, now()});
+        } else if constexpr (std::is_same_v<D, ClockPong>) {
+          done_with();
+          {
+            std::lock_guard lock(mu);
+            clock_replies.push_back(d.here);
+          }
+          changed.notify_all();
+        } else if constexpr (std::is_same_v<D, ClockOffset>) {
+          done_with();
+          clock_offset.store(d.offset, std::memory_order_relaxed);
+        } else if constexpr (std::is_same_v<D, Shutdown>) {
+          done_with();
+          {
+            std::lock_guard lock(mu);
+            ending = true;
+          }
+          changed.notify_all();
+        } else {
+          // --- the kernel's structure and work: needs the runtime ---
+          Runtime* rt = attached();
+          if (!rt) return;
+          if constexpr (std::is_same_v<D, CollectionCreated>) {
+            done_with();
+            const detail::StateType* type = detail::Registry<detail::StateType>::find(d.state_type);
+            if (!type) unknown("thread state type", d.state_type);
+            ThreadsCore& c = rt->make_collection(
+                d.name, [](std::size_t) -> std::unique_ptr<detail::StateBox> { return nullptr; }, *type, true);
+            if (c.id() != d.id) throw std::runtime_error("collection ids diverged");
+          } else if constexpr (std::is_same_v<D, ThreadAdded>) {
+            done_with();
+            ThreadsCore* c = rt->collection(d.collection);
+            if (!c) throw WireError("thread of unknown collection " + std::to_string(d.collection));
+            std::unique_ptr<detail::StateBox> state;
+            if (d.node == me) {
+              if (!c->state_type().make_default) unknown("default-constructible state type", c->state_type().key);
+              state = c->state_type().make_default();
+              if (d.has_image) state->load(d.image);
+            }
+            c->insert(d.uid, d.node, std::move(state));
+            unpark(d.uid);
+          } else if constexpr (std::is_same_v<D, ThreadDropped>) {
+            done_with();
+            if (Thread* t = rt->thread(d.uid)) t->collection().drop(*t);
+          } else if constexpr (std::is_same_v<D, GraphCreated>) {
+            done_with();
+            VertexList vertices;
+            for (const VertexImage& v : d.vertices) {
+              auto spec = std::make_shared<VertexSpec>();
+              spec->type = detail::Registry<detail::OpType>::find(v.op_type);
+              if (!spec->type) unknown("operation", v.op_type);
+              spec->name = v.name;
+              spec->threads = rt->collection(v.collection);
+              if (!spec->threads) throw WireError("vertex on unknown collection " + std::to_string(v.collection));
+              spec->window = v.window;
+              if (v.route_kind > static_cast<std::uint8_t>(detail::RouteFn::Kind::Custom))
+                throw WireError("unknown route kind");
+              spec->route.kind = static_cast<detail::RouteFn::Kind>(v.route_kind);
+              spec->route.fixed = static_cast<std::size_t>(v.route_fixed);
+              if (spec->route.kind == detail::RouteFn::Kind::Custom) {
+                const detail::RouteType* route = detail::Registry<detail::RouteType>::find(v.route_type);
+                if (!route) unknown("route", v.route_type);
+                WireReader image(std::as_bytes(std::span(v.route_image.data(), v.route_image.size())));
+                route->load(spec->route, image);
+              }
+              vertices.push_back(std::move(spec));
+            }
+            auto graph = rt->adopt(detail::build_graph(d.name, vertices));
+            if (graph->id != d.id) throw std::runtime_error("graph ids diverged");
+            unpark(d.id | kGraphKey);
+          }
+          // --- threads leaving or moving ---
+          else if constexpr (std::is_same_v<D, RetireRequest>) {
+            done_with();
+            Thread* t = rt->thread(d.uid);
+            if (!t) throw WireError("retire of unknown thread");
+            rt->retire(*t, [this, sender, request = d.request](detail::StateBox& box) {
+              StateReturned reply{request, {}};
+              try {
+                reply.image = box.save();
+              } catch (const std::exception&) {  // a state that cannot travel: the requester knows
+              }
+              send_directive(sender, reply);
+            });
+          } else if constexpr (std::is_same_v<D, StateReturned>) {
+            done_with();
+            HandBack hand_back;
+            const detail::StateType* type = nullptr;
+            {
+              std::lock_guard lock(mu);
+              hand_back = std::move(retirements[d.request]);
+              type = retirement_types[d.request];
+              retirements.erase(d.request);
+              retirement_types.erase(d.request);
+            }
+            if (!hand_back || !type || !type->make_default) return;
+            auto box = type->make_default();
+            if (!d.image.empty()) box->load(d.image);
+            hand_back(*box);
+          } else if constexpr (std::is_same_v<D, MigrateRequest>) {
+            done_with();
+            Thread* t = rt->thread(d.uid);
+            if (!t) throw WireError("migration of unknown thread");
+            rt->migrate(*t, d.to, [this, sender, request = d.request](std::exception_ptr error) {
+              send_directive(sender, MigrateDone{request, error ? describe(error) : std::string()});
+            });
+          } else if constexpr (std::is_same_v<D, MigrateDone>) {
+            done_with();
+            Done done;
+            {
+              std::lock_guard lock(mu);
+              done = std::move(migrations[d.request]);
+              migrations.erase(d.request);
+            }
+            if (done) done(d.error.empty() ? nullptr : std::make_exception_ptr(Error(d.error)));
+          } else if constexpr (std::is_same_v<D, ThreadImage>) {
+            done_with();
+            Thread* t = rt->thread(d.uid);
+            if (!t) throw WireError("image of unknown thread");
+            for (const Forward& f : d.forwarders) {
+              Thread* owner = rt->thread(f.owner);
+              if (!owner) throw WireError("forwarder to unknown thread");
+              t->forward_frame({f.frame, f.call, owner});
+            }
+            t->relocate(me, d.image);  // it runs here from now on
+          } else if constexpr (std::is_same_v<D, ThreadMoved>) {
+            done_with();
+            if (Thread* t = rt->thread(d.uid)) t->depart(d.node);
+          }
+          // --- calls ---
+          else if constexpr (std::is_same_v<D, CallResult>) {
+            const GraphCore* graph = rt->graph(d.graph);
+            if (!graph || graph->vertices.empty()) throw WireError("result of unknown graph");
+            Payload result = graph->vertices.back()->type->load_output(rest);
+            done_with();
+            rt->complete_call(*graph, d.call, std::move(result));
+          } else if constexpr (std::is_same_v<D, CallFailure>) {
+            done_with();
+            rt->fail_call(d.call, rebuild(d));
+          } else if constexpr (std::is_same_v<D, CallAbort>) {
+            done_with();
+            rt->abort_call(d.call);
+          }
+        }
+      },
+      directive);
+}
+
+// A process that joins late gets the structure as the directives that built it, in their order:
+// threads by age, so every collection's table comes out in node 0's order.
+void TcpBackend::Impl::send_structure(NodeId to) {
+  for (const ThreadsCore* c : runtime->collections())
+    send_directive(to, CollectionCreated{c->id(), c->name(), c->state_type().key});
+  const std::vector<Thread*> threads = runtime->threads();
+  for (const Thread* t : threads) send_directive(to, ThreadAdded{t->collection().id(), t->uid(), t->node(), false, {}});
+  for (const Thread* t : threads)
+    if (t->collection().index_of(*t) < 0) send_directive(to, ThreadDropped{t->uid()});
+  for (const GraphCore* g : runtime->graphs()) send_directive(to, graph_image(*g));
+}
+
+// ---------------------------------------------------------------------------------------------
+// ClusterLink
+
+void TcpBackend::collection_created(const ThreadsCore& c) {
+  impl_->broadcast(CollectionCreated{c.id(), c.name(), c.state_type().key});
+}
+
+void TcpBackend::thread_added(const Thread& t, std::string image) {
+  std::vector<NodeId> others;
+  for (NodeId n : nodes())
+    if (n != impl_->me) others.push_back(n);
+  for (NodeId n : others) {
+    ThreadAdded d{t.collection().id(), t.uid(), t.node(), false, {}};
+    if (n == t.node() && !image.empty()) {
+      d.has_image = true;
+      d.image = image;
+    }
+    impl_->send_directive(n, d);
+  }
+}
+
+void TcpBackend::thread_dropped(const Thread& t) { impl_->broadcast(ThreadDropped{t.uid()}); }
+
+void TcpBackend::graph_created(const GraphCore& g) { impl_->broadcast(graph_image(g)); }
+
+GraphCreated graph_image(const GraphCore& g) {
+  GraphCreated d{g.id, g.name, {}};
+  for (const auto& v : g.vertices) {
+    if (v->route.kind == detail::RouteFn::Kind::Custom && !v->route.type)
+      throw GraphError("the route of operation '" + v->name +
+                       "' captures state, so the other node processes cannot rebuild it: use a lambda without "
+                       "captures, or a route type with a cereal serialize()");
+    d.vertices.push_back({v->type->key, v->name, v->threads->id(), v->window, static_cast<std::uint8_t>(v->route.kind),
+                          v->route.fixed, v->route.type ? v->route.type->key : std::string(), v->route.image});
+  }
+  return d;
+}
+
+void TcpBackend::retire(Thread& t, HandBack hand_back) {
+  const std::uint64_t request = impl_->next_request.fetch_add(1) + 1;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->retirements[request] = std::move(hand_back);
+    impl_->retirement_types[request] = &t.collection().state_type();
+  }
+  impl_->send_directive(t.node(), RetireRequest{t.uid(), request});
+}
+
+void TcpBackend::migrate(Thread& t, NodeId to, Done done) {
+  const std::uint64_t request = impl_->next_request.fetch_add(1) + 1;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->migrations[request] = std::move(done);
+  }
+  impl_->send_directive(t.node(), MigrateRequest{t.uid(), request, to});
+}
+
+// On the thread's host, from its strand: the image goes first, then whatever reaches the thread
+// here follows it over the same connection, so it arrives after the image.
+void TcpBackend::migrate(Thread& t, NodeId to, std::string state) {
+  ThreadImage image{t.uid(), std::move(state), {}};
+  for (const Thread::Forwarder& f : t.forwarders()) image.forwarders.push_back({f.frame, f.call, f.owner->uid()});
+  impl_->send_directive(to, image);
+  t.depart(to);
+  std::vector<NodeId> others;
+  for (NodeId n : nodes())
+    if (n != impl_->me && n != to) others.push_back(n);
+  for (NodeId n : others) impl_->send_directive(n, ThreadMoved{t.uid(), to});
+}
+
+void TcpBackend::call_completed(const GraphCore& g, CallId call, Payload&& result) {
+  impl_->send_directive(0, CallResult{g.id, call}, &result);
+}
+
+void TcpBackend::call_failed(CallId call, std::exception_ptr error) {
+  if (impl_->me == 0) return impl_->broadcast(CallAbort{call});
+  CallFailure f{call, false, {}, {}, {}, describe(error), 0};
+  try {
+    std::rethrow_exception(error);
+  } catch (const OperationError& e) {
+    f.operation = true;
+    f.op = e.operation;
+    f.thread = e.thread;
+    f.reason = e.reason;
+    f.node = e.node;
+  } catch (...) {
+  }
+  impl_->send_directive(0, f);
+}
+
+}  // namespace dps::net

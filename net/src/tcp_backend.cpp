@@ -1,0 +1,561 @@
+// TcpBackend, transport and membership: starting and joining the instances, authenticating
+// connections, the clock, moving envelopes and the Backend interface.
+#include "tcp_backend_impl.hpp"
+
+#include "dps/errors.hpp"
+#include "dps/net/codec.hpp"
+#include "dps/thread.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <future>
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+
+namespace dps::net {
+
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+Endpoint parse_endpoint(const std::string& text, NodeId node) {
+  const auto colon = text.rfind(':');
+  unsigned port = 0;
+  if (colon == std::string::npos ||
+      std::from_chars(text.data() + colon + 1, text.data() + text.size(), port).ec != std::errc() || port == 0 ||
+      port > 65535)
+    throw std::runtime_error("DPS_COORDINATOR must be host:port, got '" + text + "'");
+  return {node, text.substr(0, colon), static_cast<std::uint16_t>(port)};
+}
+
+// The fixed-size bodies of the handshake frames.
+template <class... Parts>
+std::vector<std::byte> bytes_of(const Parts&... parts) {
+  std::vector<std::byte> out;
+  (out.insert(out.end(), reinterpret_cast<const std::byte*>(&parts), reinterpret_cast<const std::byte*>(&parts) + sizeof parts),
+   ...);
+  return out;
+}
+
+Outgoing raw_frame(FrameKind kind, NodeId sender, std::vector<std::byte> body) {
+  Outgoing f;
+  f.header.kind = kind;
+  f.header.sender = sender;
+  f.header.length = static_cast<std::uint32_t>(body.size());
+  f.segments.push_back({nullptr, body.size()});
+  f.head = std::move(body);
+  return f;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Forming the application
+
+TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std::move(o)), strands(options.workers) {
+  const std::string node_text = env("DPS_NODE");
+  if (!node_text.empty()) {
+    unsigned n = 0;
+    if (std::from_chars(node_text.data(), node_text.data() + node_text.size(), n).ec != std::errc() || n == 0 ||
+        n >= kMaxNodes)
+      throw std::runtime_error("DPS_NODE must be a node number from 1 to " + std::to_string(kMaxNodes - 1) +
+                               ", got '" + node_text + "'");
+    me = n;
+    const std::string hex = env("DPS_SECRET");
+    if (hex.empty()) throw std::runtime_error("DPS_SECRET is not set: node " + node_text + " cannot authenticate");
+    secret = Secret::from_hex(hex);
+  } else {
+    const std::string hex = env("DPS_SECRET");
+    secret = hex.empty() ? Secret::generate() : Secret::from_hex(hex);
+  }
+  network = std::thread([this] { io.run(); });
+  try {
+    if (me == 0) {
+      listen(asio::ip::address_v4::loopback());
+      live.insert(0);
+      start_instances();
+    } else {
+      join();
+    }
+  } catch (...) {
+    work.reset();
+    io.stop();
+    network.join();
+    throw;
+  }
+}
+
+TcpBackend::Impl::~Impl() {
+  {
+    std::lock_guard lock(mu);
+    ending = true;
+  }
+  // Close everything, then stop once the closings have run (timers may still be pending).
+  asio::post(io, [this] {
+    asio::error_code ec;
+    acceptor.close(ec);
+    for (auto& c : connections) c->close("the application ended");
+    asio::post(io, [this] { io.stop(); });
+  });
+  work.reset();
+  if (network.joinable()) network.join();
+  if (launcher) launcher->reap(5);
+}
+
+void TcpBackend::Impl::listen(const asio::ip::address& on) {
+  asio::ip::tcp::endpoint ep(on, 0);
+  acceptor.open(ep.protocol());
+  acceptor.set_option(asio::ip::tcp::acceptor::reuse_address(true));
+  acceptor.bind(ep);
+  acceptor.listen();
+  endpoint = {me, on.to_string(), acceptor.local_endpoint().port()};
+  asio::post(io, [this] { accept_next(); });
+}
+
+void TcpBackend::Impl::accept_next() {
+  acceptor.async_accept([this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+    if (ec) return;  // closed
+    auto c = std::make_shared<Connection>(std::move(socket), *this, options.max_frame);
+    {
+      std::lock_guard lock(mu);
+      connections.push_back(c);
+    }
+    handshakes[c.get()] = Handshake{};
+    c->start();
+    // A peer that does not authenticate in time is dropped.
+    auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::seconds(5));
+    timer->async_wait([c, timer](const asio::error_code& e) {
+      if (!e && !c->authenticated) c->close("no authentication within 5 s");
+    });
+    accept_next();
+  });
+}
+
+std::shared_ptr<Connection> TcpBackend::Impl::connect(const Endpoint& to) {
+  asio::ip::tcp::socket socket(io);
+  asio::error_code ec;
+  const auto address = asio::ip::make_address(to.host, ec);
+  if (ec) throw std::runtime_error("node " + std::to_string(to.node) + " has a bad address '" + to.host + "'");
+  socket.connect({address, to.port}, ec);
+  if (ec)
+    throw std::runtime_error("cannot connect to node " + std::to_string(to.node) + " at " + to.host + ":" +
+                             std::to_string(to.port) + ": " + ec.message());
+  auto c = std::make_shared<Connection>(std::move(socket), *this, options.max_frame);
+  {
+    std::lock_guard lock(mu);
+    connections.push_back(c);
+  }
+  asio::post(io, [this, c, node = to.node] {
+    Handshake& hs = handshakes[c.get()];
+    hs.connector = true;
+    hs.node = node;
+    hs.mine = fresh_nonce();
+    c->start();
+    c->send(raw_frame(FrameKind::Hello, me, bytes_of(me, hs.mine)));
+  });
+  wait_for([&] { return peer(to.node) == c.get(); }, "the connection to node " + std::to_string(to.node), 10);
+  return c;
+}
+
+template <class Pred>
+void TcpBackend::Impl::wait_for(Pred done, const std::string& what, double seconds) {
+  std::unique_lock lock(mu);
+  const bool ok = changed.wait_for(lock, std::chrono::duration<double>(seconds), [&] {
+    return !failure.empty() || done();
+  });
+  if (!failure.empty()) throw std::runtime_error(failure);
+  if (!ok) throw std::runtime_error("timed out after " + std::to_string(static_cast<int>(seconds)) + " s waiting for " + what);
+}
+
+void TcpBackend::Impl::start_instances() {
+  const std::size_t n = options.nodes;
+  if (n > kMaxNodes) throw std::runtime_error("at most " + std::to_string(kMaxNodes - 1) + " nodes");
+  if (n <= 1) return;
+  for (NodeId node = 1; node < n; ++node) launch(node);
+  wait_for([&] { return joined.size() == n - 1; }, std::to_string(n - 1) + " node processes to join",
+           options.join_timeout);
+  Members m{{endpoint}};
+  for (const auto& [node, j] : joined) m.nodes.push_back(j.self);
+  {
+    std::lock_guard lock(mu);
+    for (const Endpoint& e : m.nodes) live.insert(e.node);
+    next_node = static_cast<NodeId>(n);
+  }
+  broadcast(m);
+  wait_for([&] { return ready.size() == n - 1; }, "the node processes to connect to each other", options.join_timeout);
+  for (NodeId node = 1; node < n; ++node) align_clock(node);
+}
+
+void TcpBackend::Impl::launch(NodeId node) {
+  if (!launcher) launcher = std::make_unique<LocalLauncher>();
+  std::vector<std::string> argv = options.argv;
+  if (argv.empty()) argv.emplace_back();
+  argv[0] = self_executable();
+  launcher->start(node, argv,
+                  {{"DPS_NODE", std::to_string(node)},
+                   {"DPS_COORDINATOR", endpoint.host + ":" + std::to_string(endpoint.port)},
+                   {"DPS_SECRET", secret.hex()}});
+}
+
+void TcpBackend::Impl::join() {
+  const std::string coordinator = env("DPS_COORDINATOR");
+  if (coordinator.empty()) throw std::runtime_error("DPS_COORDINATOR is not set: node " + std::to_string(me) + " cannot join");
+  const Endpoint zero = parse_endpoint(coordinator, 0);
+  auto c = connect(zero);
+  // Listen where node 0 reached us from: the interface the application uses, and only that one.
+  listen(c->socket().local_endpoint().address());
+  send_directive(0, Join{endpoint, static_cast<std::int64_t>(::getpid())});
+  wait_for([&] { return members.has_value(); }, "the list of nodes", options.join_timeout);
+  std::vector<Endpoint> others;
+  {
+    std::lock_guard lock(mu);
+    for (const Endpoint& e : members->nodes) {
+      live.insert(e.node);
+      if (e.node != 0 && e.node != me) others.push_back(e);
+    }
+  }
+  for (const Endpoint& e : others)
+    if (e.node < me) connect(e);
+  wait_for([&] { return std::all_of(others.begin(), others.end(), [&](const Endpoint& e) { return peer(e.node); }); },
+           "connections from the other nodes", options.join_timeout);
+  send_directive(0, Ready{me});
+}
+
+// Node 0's clock is the application's: a node learns the offset of its own from a few ping
+// exchanges, keeping the one with the shortest round trip (the least queueing in it).
+void TcpBackend::Impl::align_clock(NodeId node) {
+  constexpr int kRounds = 8;
+  double best_rtt = 1e300, best_offset = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    {
+      std::lock_guard lock(mu);
+      clock_replies.clear();
+    }
+    const double sent = now();
+    send_directive(node, ClockPing{sent});
+    wait_for([&] { return !clock_replies.empty(); }, "node " + std::to_string(node) + " to answer a clock ping", 10);
+    const double back = now();
+    double remote;
+    {
+      std::lock_guard lock(mu);
+      remote = clock_replies.front();
+    }
+    if (back - sent < best_rtt) {
+      best_rtt = back - sent;
+      best_offset = (sent + back) / 2 - remote;
+    }
+  }
+  send_directive(node, ClockOffset{best_offset});
+}
+
+double TcpBackend::Impl::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() +
+         clock_offset.load(std::memory_order_relaxed);
+}
+
+void TcpBackend::Impl::log(const std::string& line) const {
+  std::cerr << "dps: node " + std::to_string(me) + ": " + line + "\n" << std::flush;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Frames
+
+Connection* TcpBackend::Impl::peer(NodeId node) const noexcept {
+  return node < kMaxNodes ? peers[node].load(std::memory_order_acquire) : nullptr;
+}
+
+void TcpBackend::Impl::send_frame(NodeId to, Outgoing frame) {
+  Connection* c = peer(to);
+  if (!c) throw NodeFailure(to, "no connection to it");
+  c->send(std::move(frame));
+}
+
+void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, const Payload* payload) {
+  Outgoing f;
+  WireWriter out(f.head, SIZE_MAX);
+  out(d);
+  if (payload) payload->save(out);
+  f.segments = out.segments();
+  f.header.kind = FrameKind::Directive;
+  f.header.sender = me;
+  f.header.length = static_cast<std::uint32_t>(out.size());
+  send_frame(to, std::move(f));
+}
+
+void TcpBackend::Impl::broadcast(const Directive& d) {
+  std::vector<NodeId> to;
+  {
+    std::lock_guard lock(mu);
+    for (NodeId n : live)
+      if (n != me) to.push_back(n);
+  }
+  for (NodeId n : to) send_directive(n, d);
+}
+
+void TcpBackend::Impl::on_frame(Connection& from, const FrameHeader& header, std::span<const std::byte> body) {
+  if (!from.authenticated) return handshake(from, header, body);
+  if (header.sender != from.peer)
+    return from.close("frame claims to come from node " + std::to_string(header.sender) + ", connection is node " +
+                      std::to_string(from.peer) + "'s");
+  try {
+    switch (header.kind) {
+      case FrameKind::Envelope: return on_envelope(body);
+      case FrameKind::Directive: return on_directive(from, body);
+      case FrameKind::Heartbeat: return;
+      default: return from.close("unexpected frame kind " + std::to_string(static_cast<int>(header.kind)));
+    }
+  } catch (const std::exception& e) {
+    from.close(std::string("malformed frame: ") + e.what());
+  }
+}
+
+void TcpBackend::Impl::handshake(Connection& c, const FrameHeader& header, std::span<const std::byte> body) {
+  auto it = handshakes.find(&c);
+  if (it == handshakes.end()) return c.close("unauthenticated frame");
+  Handshake& hs = it->second;
+  try {
+    WireReader in(body);
+    if (!hs.connector && header.kind == FrameKind::Hello && hs.node == UINT32_MAX) {
+      hs.node = in.get<std::uint32_t>();
+      in.read(hs.theirs.data(), hs.theirs.size());
+      if (!in.done() || hs.node >= kMaxNodes || hs.node == me) return c.close("malformed hello");
+      hs.mine = fresh_nonce();
+      c.send(raw_frame(FrameKind::Challenge, me, bytes_of(me, hs.mine, secret.prove("acceptor", hs.theirs, hs.mine))));
+    } else if (!hs.connector && header.kind == FrameKind::Proof && hs.node != UINT32_MAX) {
+      Digest proof;
+      in.read(proof.data(), proof.size());
+      if (!in.done() || !same(proof, secret.prove("connector", hs.mine, hs.theirs)))
+        return c.close("authentication failed: the peer does not know the application's secret");
+      authenticated(c, hs.node);
+    } else if (hs.connector && header.kind == FrameKind::Challenge) {
+      const auto node = in.get<std::uint32_t>();
+      in.read(hs.theirs.data(), hs.theirs.size());
+      Digest proof;
+      in.read(proof.data(), proof.size());
+      if (!in.done() || !same(proof, secret.prove("acceptor", hs.mine, hs.theirs)))
+        return c.close("authentication failed: the peer does not know the application's secret");
+      if (node != hs.node)
+        return c.close("reached node " + std::to_string(node) + " instead of node " + std::to_string(hs.node));
+      c.send(raw_frame(FrameKind::Proof, me, bytes_of(secret.prove("connector", hs.theirs, hs.mine))));
+      authenticated(c, hs.node);
+    } else {
+      c.close("unauthenticated frame (kind " + std::to_string(static_cast<int>(header.kind)) + ")");
+    }
+  } catch (const WireError& e) {
+    c.close(std::string("malformed handshake: ") + e.what());
+  }
+}
+
+void TcpBackend::Impl::authenticated(Connection& c, std::uint32_t node) {
+  handshakes.erase(&c);
+  {
+    std::lock_guard lock(mu);
+    if (peer(node)) return c.close("a second connection from node " + std::to_string(node));
+    c.authenticated = true;
+    c.peer = node;
+    peers[node].store(&c, std::memory_order_release);
+  }
+  changed.notify_all();
+}
+
+void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
+  handshakes.erase(&c);
+  if (!c.authenticated) {
+    log("refused a connection from " + c.remote() + ": " + reason);
+    return;
+  }
+  std::string lost;
+  bool quiet = false;
+  {
+    std::lock_guard lock(mu);
+    if (peer(c.peer) == &c) peers[c.peer].store(nullptr, std::memory_order_release);
+    quiet = ending || departed.contains(c.peer);
+  }
+  changed.notify_all();
+  if (quiet) return;
+  {
+    std::lock_guard lock(mu);
+    live.erase(c.peer);
+    if (me != 0 && c.peer == 0) {
+      failure = "node 0 is gone (" + reason + ")";
+      exit_status = 1;
+      ending = true;
+    } else if (me == 0) {
+      lost = reason;
+      if (runtime == nullptr) failure = "node " + std::to_string(c.peer) + " failed while starting: " + reason;
+    }
+  }
+  changed.notify_all();
+  if (me != 0 && c.peer == 0) {
+    log("node 0 is gone (" + reason + "): leaving");
+  } else if (!lost.empty()) {
+    log("lost node " + std::to_string(c.peer) + ": " + lost);
+    if (runtime) runtime->fail_calls(std::make_exception_ptr(NodeFailure(c.peer, lost)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// TcpBackend: the Backend interface
+
+TcpBackend::TcpBackend(TcpOptions options) : impl_(std::make_unique<Impl>(*this, std::move(options))) {}
+
+TcpBackend::~TcpBackend() { stop(); }
+
+void TcpBackend::attach(Runtime& runtime) {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->runtime = &runtime;
+  }
+  runtime.link(this);
+  impl_->changed.notify_all();
+}
+
+std::vector<NodeId> TcpBackend::nodes() const {
+  std::lock_guard lock(impl_->mu);
+  return {impl_->live.begin(), impl_->live.end()};
+}
+
+NodeId TcpBackend::local_node() const { return impl_->me; }
+
+bool TcpBackend::hosts(NodeId node) const { return node == impl_->me; }
+
+// The new instance connects to every node, is brought up to date with the structure, and only then
+// becomes one of the nodes the others hear of.
+NodeId TcpBackend::add_node() {
+  Impl& i = *impl_;
+  if (i.me != 0) throw std::logic_error("only node 0 adds nodes");
+  NodeId node;
+  {
+    std::lock_guard lock(i.mu);
+    if (i.next_node >= kMaxNodes) throw std::runtime_error("at most " + std::to_string(kMaxNodes - 1) + " nodes");
+    node = i.next_node++;
+  }
+  i.launch(node);
+  i.wait_for([&] { return i.joined.contains(node); }, "node " + std::to_string(node) + " to join",
+             i.options.join_timeout);
+  Members m{{i.endpoint}};
+  {
+    std::lock_guard lock(i.mu);
+    for (NodeId n : i.live)
+      if (n != 0) m.nodes.push_back(i.joined.at(n).self);
+  }
+  m.nodes.push_back(i.joined.at(node).self);
+  i.send_directive(node, m);
+  i.wait_for([&] { return i.ready.contains(node); }, "node " + std::to_string(node) + " to connect to the others",
+             i.options.join_timeout);
+  i.align_clock(node);
+  i.send_structure(node);
+  {
+    std::lock_guard lock(i.mu);
+    i.live.insert(node);
+  }
+  for (const Endpoint& e : m.nodes)
+    if (e.node != 0 && e.node != node) i.send_directive(e.node, m);
+  return node;
+}
+
+// The kernel has moved the node's threads away: it is told to leave, the others that it is leaving.
+void TcpBackend::remove_node(NodeId node) {
+  Impl& i = *impl_;
+  if (node == 0) throw std::invalid_argument("node 0 coordinates the application and cannot be removed");
+  std::vector<NodeId> others;
+  {
+    std::lock_guard lock(i.mu);
+    if (!i.live.contains(node)) throw std::invalid_argument("no node " + std::to_string(node));
+    i.live.erase(node);
+    i.departed.insert(node);
+    others.assign(i.live.begin(), i.live.end());
+  }
+  for (NodeId n : others)
+    if (n != 0) i.send_directive(n, Leaving{node});
+  i.send_directive(node, Leaving{node});
+  i.wait_for([&] { return i.peer(node) == nullptr; }, "node " + std::to_string(node) + " to leave", 10);
+}
+
+void TcpBackend::schedule(Thread& thread) { impl_->strands.schedule(thread); }
+
+void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
+  const NodeId node = to.node();
+  if (node == impl_->me) return impl_->runtime->enqueue(to, e);  // it arrived here meanwhile
+  Outgoing f;
+  f.envelope.reset(e);
+  f.head.reserve(128);
+  WireWriter out(f.head);
+  try {
+    encode(*e, to, out);
+    f.segments = out.segments();
+    const std::size_t size = out.size();
+    if (size > impl_->options.max_frame)
+      throw std::length_error("an object of " + std::to_string(size) + " bytes exceeds the frame limit of " +
+                              std::to_string(impl_->options.max_frame));
+    f.header.length = static_cast<std::uint32_t>(size);
+    f.header.sender = impl_->me;
+    if (TraceSink* sink = impl_->runtime->tracer()) {
+      const double t = now();
+      sink->transfer({from, node, size, t, t});
+    }
+    impl_->send_frame(node, std::move(f));
+  } catch (...) {
+    if (e->kind == Message::Data && e->call) impl_->runtime->fail_call(e->call, std::current_exception());
+  }
+}
+
+void TcpBackend::quiesce() { impl_->strands.quiesce(); }
+
+double TcpBackend::now() const { return impl_->now(); }
+
+void TcpBackend::stop() {
+  Impl& i = *impl_;
+  if (i.me == 0) {
+    bool first;
+    {
+      std::lock_guard lock(i.mu);
+      first = !i.ending;
+      i.ending = true;
+    }
+    if (first) {
+      // Tell the others, then give them a moment to leave on their own.
+      std::vector<NodeId> others;
+      {
+        std::lock_guard lock(i.mu);
+        for (NodeId n = 1; n < kMaxNodes; ++n)
+          if (i.peer(n)) others.push_back(n);
+      }
+      for (NodeId n : others) {
+        try {
+          i.send_directive(n, Shutdown{});
+        } catch (const std::exception&) {
+        }
+      }
+      std::unique_lock lock(i.mu);
+      i.changed.wait_for(lock, std::chrono::seconds(5), [&] {
+        return std::none_of(others.begin(), others.end(), [&](NodeId n) { return i.peer(n); });
+      });
+    }
+  }
+  // From now on the network thread delivers nothing: it learns so between two frames.
+  std::promise<void> detached;
+  asio::post(i.io, [&] {
+    {
+      std::lock_guard lock(i.mu);
+      i.runtime = nullptr;
+      i.stopped = true;
+    }
+    detached.set_value();
+  });
+  detached.get_future().wait();
+}
+
+int TcpBackend::serve() {
+  std::unique_lock lock(impl_->mu);
+  impl_->changed.wait(lock, [&] { return impl_->ending; });
+  return impl_->exit_status;
+}
+
+}  // namespace dps::net

@@ -1,0 +1,120 @@
+// The state of a TcpBackend, shared by its two halves: the transport and membership
+// (tcp_backend.cpp) and the replication of the kernel's structure (replica.cpp).
+#pragma once
+
+#include "dps/detail/strands.hpp"
+#include "dps/net/auth.hpp"
+#include "dps/net/connection.hpp"
+#include "dps/net/launcher.hpp"
+#include "dps/net/protocol.hpp"
+#include "dps/net/tcp_backend.hpp"
+#include "dps/runtime.hpp"
+
+#include <asio.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace dps::net {
+
+inline constexpr std::size_t kMaxNodes = 4096;
+
+GraphCreated graph_image(const GraphCore& graph);  // throws GraphError if a route cannot travel
+
+struct TcpBackend::Impl final : Connection::Handler {
+  Impl(TcpBackend& self, TcpOptions options);
+  ~Impl() override;
+
+  // --- transport (tcp_backend.cpp) ---
+  void listen(const asio::ip::address& on);
+  void accept_next();
+  std::shared_ptr<Connection> connect(const Endpoint& to);  // authenticated, or throws
+  void on_frame(Connection& from, const FrameHeader& header, std::span<const std::byte> body) override;
+  void on_closed(Connection& connection, const std::string& reason) override;
+  void handshake(Connection& c, const FrameHeader& header, std::span<const std::byte> body);
+  void authenticated(Connection& c, std::uint32_t node);
+  Connection* peer(NodeId node) const noexcept;
+  void send_frame(NodeId to, Outgoing frame);
+  void send_directive(NodeId to, const Directive& d, const Payload* payload = nullptr);
+  void broadcast(const Directive& d);  // to every other live node
+  void start_instances();              // node 0
+  void launch(NodeId node);            // node 0: start the instance of `node`; returns once it joined
+  void join();                         // other nodes
+  void align_clock(NodeId node);       // node 0
+  template <class Pred>
+  void wait_for(Pred done, const std::string& what, double seconds);
+  void log(const std::string& line) const;
+  double now() const;  // node 0's clock
+
+  // --- replication (replica.cpp) ---
+  Runtime* attached();  // network thread: waits for attach(); null once stopped
+  void on_directive(Connection& from, std::span<const std::byte> body);
+  void on_envelope(std::span<const std::byte> body);
+  void unpark(std::uint64_t key);
+  void send_structure(NodeId to);  // node 0, to a process that joins late
+  void apply(Connection& from, Directive& d, WireReader& rest);
+
+  TcpBackend& self;
+  TcpOptions options;
+  Secret secret;
+  NodeId me = 0;
+  Runtime* runtime = nullptr;  // set by attach(), reset by stop() (on the network thread)
+  bool stopped = false;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::atomic<double> clock_offset{0};
+
+  detail::Strands strands;
+
+  // The network thread.
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  asio::ip::tcp::acceptor acceptor{io};
+  Endpoint endpoint;  // where this process listens
+  std::thread network;
+
+  mutable std::mutex mu;
+  std::condition_variable changed;
+  std::vector<std::shared_ptr<Connection>> connections;  // every connection ever made (owned here)
+  std::array<std::atomic<Connection*>, kMaxNodes> peers{};
+  std::set<NodeId> live;                 // nodes of the application
+  NodeId next_node = 1;                  // node 0: the id the next started instance gets
+  std::set<NodeId> departed;             // removed on purpose: their connections close quietly
+  std::map<NodeId, Join> joined;         // node 0: instances that joined
+  std::set<NodeId> ready;                // node 0: instances connected to all others
+  std::optional<Members> members;        // others: the membership node 0 announced
+  std::vector<double> clock_replies;     // node 0, during align_clocks: (pong.here, rtt, offset) triples
+  bool ending = false;                   // node 0 said Shutdown, or we are closing
+  int exit_status = 0;
+  std::string failure;                   // why the application cannot go on
+
+  struct Handshake {
+    Nonce mine{}, theirs{};
+    std::uint32_t node = UINT32_MAX;
+    bool connector = false;
+  };
+  std::unordered_map<const Connection*, Handshake> handshakes;  // network thread
+
+  // Requests this process made to others (retire, migrate), by id.
+  std::atomic<std::uint64_t> next_request{0};
+  std::unordered_map<std::uint64_t, HandBack> retirements;
+  std::unordered_map<std::uint64_t, Done> migrations;
+  std::unordered_map<std::uint64_t, const detail::StateType*> retirement_types;
+
+  // Envelope frames naming a thread or graph whose directive has not arrived yet (network thread).
+  std::unordered_map<std::uint64_t, std::vector<std::vector<std::byte>>> parked;
+
+  std::unique_ptr<Launcher> launcher;
+};
+
+}  // namespace dps::net
