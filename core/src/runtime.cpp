@@ -8,7 +8,10 @@
 
 namespace dps {
 
-Runtime::Runtime(Backend& backend) : backend_(backend), steps_yield_(backend.steps_yield()) { backend_.attach(*this); }
+Runtime::Runtime(Backend& backend)
+    : backend_(backend), steps_yield_(backend.steps_yield()), frame_base_(FrameId{backend.local_node()} << 44) {
+  backend_.attach(*this);
+}
 
 Runtime::~Runtime() {
   backend_.stop();
@@ -189,6 +192,7 @@ void Runtime::abort_call(CallId id) {
   {
     std::lock_guard lock(mu_);
     failed_.insert(id);
+    failures_.fetch_add(1, std::memory_order_release);
     for (const auto& t : threads_)
       if (hosts(*t)) here.push_back(t.get());
   }
@@ -198,6 +202,11 @@ void Runtime::abort_call(CallId id) {
     e->call = id;
     enqueue(*t, e);
   }
+}
+
+std::unordered_set<CallId> Runtime::failed_calls() const {
+  std::lock_guard lock(mu_);
+  return failed_;
 }
 
 void Runtime::fail_calls(std::exception_ptr error) {

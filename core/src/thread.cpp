@@ -115,6 +115,10 @@ void Thread::handle(Envelope* e) {
 }
 
 void Thread::on_data(Envelope* e) {
+  if (const std::uint64_t failures = runtime_.failures(); failures != failures_seen_) {
+    failures_seen_ = failures;  // a call failed: its Abort may be far behind in the mailbox
+    aborted_ = runtime_.failed_calls();
+  }
   if (!aborted_.empty() && aborted_.contains(e->call)) {
     delete e;
     return;

@@ -478,6 +478,15 @@ void TcpBackend::remove_node(NodeId node) {
   i.wait_for([&] { return i.peer(node) == nullptr; }, "node " + std::to_string(node) + " to leave", 10);
 }
 
+std::string TcpBackend::address() const { return impl_->endpoint.host + ":" + std::to_string(impl_->endpoint.port); }
+
+long TcpBackend::process_id(NodeId node) const {
+  if (node == impl_->me) return static_cast<long>(::getpid());
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->joined.find(node);
+  return it == impl_->joined.end() ? -1 : static_cast<long>(it->second.pid);
+}
+
 void TcpBackend::schedule(Thread& thread) { impl_->strands.schedule(thread); }
 
 void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {

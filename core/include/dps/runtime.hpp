@@ -85,6 +85,9 @@ class Runtime {
   void fail_call(CallId call, std::exception_ptr error);
   void abort_call(CallId call);         // every thread hosted here drops what it holds of the call
   void fail_calls(std::exception_ptr error);  // every call in progress (node 0)
+  // Bumped whenever a call fails, so a thread behind a long queue drops the call's work at once.
+  std::uint64_t failures() const noexcept { return failures_.load(std::memory_order_acquire); }
+  std::unordered_set<CallId> failed_calls() const;
   std::size_t calls_in_progress() const;
 
   // --- delivery ---
@@ -93,7 +96,8 @@ class Runtime {
   void enqueue(Thread& to, Envelope* e);            // into the mailbox where `to` lives
   void control(Thread& from, Thread& to, Message kind, FrameId frame, Thread* peer = nullptr, std::int64_t count = 0,
                bool credit = false);
-  FrameId new_frame() noexcept { return next_frame_.fetch_add(1, std::memory_order_relaxed) + 1; }
+  // Unique across the processes of an application: the node is in the high bits.
+  FrameId new_frame() noexcept { return frame_base_ | (next_frame_.fetch_add(1, std::memory_order_relaxed) + 1); }
 
  private:
   template <class T>
@@ -120,6 +124,8 @@ class Runtime {
 
   std::atomic<CallId> next_call_{0};
   std::atomic<FrameId> next_frame_{0};
+  std::atomic<std::uint64_t> failures_{0};
+  FrameId frame_base_ = 0;
   std::atomic<std::uint64_t> next_uid_{0};
   std::atomic<std::size_t> next_node_{0};
 };

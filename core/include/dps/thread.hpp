@@ -131,6 +131,7 @@ class Thread {
   std::unordered_map<FrameId, detail::FrameHome> homes_;
   std::unordered_map<FrameId, detail::FrameSlot> slots_;
   std::unordered_set<CallId> aborted_;
+  std::uint64_t failures_seen_ = 0;  // runtime.failures() when aborted_ was last brought up to date
 
   Life life_ = Life::Active;
   ClusterLink::HandBack hand_back_;  // retirement: receives the final state

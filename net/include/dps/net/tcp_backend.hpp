@@ -55,6 +55,10 @@ class TcpBackend final : public Backend, public ClusterLink {
   double now() const override;
   int serve() override;
 
+  // Where this process listens ("address:port"), and the process id of a node's instance (node 0).
+  std::string address() const;
+  long process_id(NodeId node) const;
+
   // ClusterLink
   void collection_created(const ThreadsCore& collection) override;
   void thread_added(const Thread& thread, std::string image) override;

@@ -1,0 +1,224 @@
+// Node processes over TCP on loopback: the kernel's graphs across 2-4 processes, threads added,
+// removed and migrated between processes while calls run, failures of operations and of nodes,
+// and strangers kept out.
+#include "support.hpp"
+
+#include <dps/net/frame.hpp>
+#include <dps/net/tcp_backend.hpp>
+
+#include <asio.hpp>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace dps::test {
+namespace {
+
+// The application on `nodes` processes. The others run this same test: in them the Application
+// constructor serves until this one ends, then ends the process.
+std::unique_ptr<Application> cluster(std::size_t nodes) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  static std::vector<std::string> words;
+  static std::vector<char*> argv;
+  words = {"cluster_test", std::string("--gtest_filter=") + info->test_suite_name() + "." + info->name(), "--nodes",
+           std::to_string(nodes), "--workers", "2"};
+  argv.clear();
+  for (auto& w : words) argv.push_back(w.data());
+  return std::make_unique<Application>(static_cast<int>(argv.size()), argv.data());
+}
+
+net::TcpBackend& tcp(Application& app) { return dynamic_cast<net::TcpBackend&>(app.backend()); }
+
+long leaves_of(long n) { return (n + Pieces<>::step - 1) / Pieces<>::step; }
+
+TEST(Cluster, SplitLeafMergeOverThreeProcesses) {
+  auto app = cluster(3);
+  ASSERT_EQ(app->nodes(), 3u);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Counter>("workers", 6);
+  std::vector<NodeId> placed;
+  for (std::size_t i = 0; i < workers.size(); ++i) placed.push_back(workers.node(i));
+  EXPECT_EQ(placed, (std::vector<NodeId>{0, 1, 2, 0, 1, 2}));
+  auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<Counter>>(workers) >> op<SumPartials<>>(master));
+  std::vector<Future<Partial>> calls;
+  long leaves = 0;
+  for (long c = 1; c <= 50; ++c) {
+    calls.push_back(graph.call(Range{0, c * 37}));
+    leaves += leaves_of(c * 37);
+  }
+  for (long c = 1; c <= 50; ++c) {
+    const Partial p = calls[c - 1].get();
+    EXPECT_EQ(p.sum, triangle(c * 37));
+    EXPECT_EQ(p.count, leaves_of(c * 37));
+  }
+  // The states come back from the processes that held them: every leaf counted exactly once.
+  long seen = 0, busy = 0;
+  while (workers.size()) {
+    const long s = workers.remove(0).get().seen;
+    seen += s;
+    busy += s > 0;
+  }
+  EXPECT_EQ(seen, leaves);
+  EXPECT_EQ(busy, 6);
+}
+
+TEST(Cluster, NestedFramesAndWindowsOverFourProcesses) {
+  auto app = cluster(4);
+  auto outer = app->threads<Stateless>("outer", 1);
+  auto inner = app->threads<Stateless>("inner", 4);
+  auto workers = app->threads<Counter>("workers", 8);
+  auto graph = app->graph(op<Pieces<>>(outer).window(3) >> op<Pieces<>>(inner).window(2) >>
+                          op<AddRange<Counter>>(workers) >> op<SumPartials<>>(inner) >> op<SumPartials<>>(outer));
+  // Every inner piece is one range of 10 split again into one leaf: leaves = pieces.
+  std::vector<Future<Partial>> calls;
+  for (long c = 1; c <= 20; ++c) calls.push_back(graph.call(Range{0, c * 100}));
+  for (long c = 1; c <= 20; ++c) EXPECT_EQ(calls[c - 1].get().sum, triangle(c * 100));
+}
+
+TEST(Cluster, ThreadsAddedRemovedAndMigratedBetweenProcessesDuringCalls) {
+  auto app = cluster(3);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Counter>("workers", 3);
+  auto graph = app->graph(op<Pieces<>>(master).window(16) >> op<AddRange<Counter>>(workers) >>
+                          op<SumPartials<>>(master));
+  std::vector<Future<Partial>> calls;
+  long leaves = 0;
+  for (long c = 1; c <= 40; ++c) {
+    calls.push_back(graph.call(Range{0, c * 500}));
+    leaves += leaves_of(c * 500);
+  }
+  workers.add(2);                      // on nodes 0 and 1 (round robin goes on)
+  workers.migrate(0, 2).get();         // node 0 -> node 2, state and all
+  workers.migrate(1, 0).get();         // node 1 -> node 0
+  EXPECT_EQ(workers.node(0), 2u);
+  EXPECT_EQ(workers.node(1), 0u);
+  long seen = workers.remove(2).get().seen;  // drained on node 2, its state handed back here
+  for (long c = 1; c <= 40; ++c) EXPECT_EQ(calls[c - 1].get().sum, triangle(c * 500)) << "call " << c;
+  while (workers.size()) seen += workers.remove(0).get().seen;
+  EXPECT_EQ(seen, leaves);  // nothing lost, nothing run twice
+}
+
+struct Fragile : Leaf<Range, Partial, Stateless> {
+  Partial execute(const Range& r) {
+    if (r.first == 30) throw std::runtime_error("thirty");
+    return {r.first, 1};
+  }
+};
+
+TEST(Cluster, AnOperationFailingInAnotherProcessNamesItsNode) {
+  auto app = cluster(2);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Stateless>("workers", 2);  // nodes 0 and 1
+  auto graph = app->graph(op<Pieces<>>(master) >>
+                          op<Fragile>(workers, [](const Range&) { return std::size_t{1}; }).named("fragile") >>
+                          op<SumPartials<>>(master));
+  try {
+    graph.call(Range{0, 100}).get();
+    ADD_FAILURE() << "the call did not fail";
+  } catch (const OperationError& e) {
+    EXPECT_EQ(e.operation, "fragile");
+    EXPECT_EQ(e.node, 1u);
+    EXPECT_EQ(e.reason, "thirty");
+  }
+  EXPECT_EQ(graph.call(Range{0, 30}).get().count, 3);  // the application goes on
+}
+
+struct Slow : Leaf<Range, Partial, Stateless> {
+  Partial execute(const Range& r) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return {r.first, 1};
+  }
+};
+
+TEST(Cluster, ANodeKilledMidCallFailsTheCallNamingItWithinFiveSeconds) {
+  auto app = cluster(3);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Stateless>("workers", 3);
+  auto graph = app->graph(op<Pieces<>>(master).window(32) >> op<Slow>(workers) >> op<SumPartials<>>(master));
+  auto call = graph.call(Range{0, 100000});  // 10 000 leaves of 20 ms: far from done
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const long victim = tcp(*app).process_id(2), survivor = tcp(*app).process_id(1);
+  ASSERT_GT(victim, 0);
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGKILL), 0);
+  try {
+    call.get();
+    ADD_FAILURE() << "the call survived its node";
+  } catch (const NodeFailure& e) {
+    EXPECT_EQ(e.node, 2u);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(5));
+  app.reset();  // the survivor leaves on its own: no hang, no orphan
+  EXPECT_TRUE(eventually([&] { return ::kill(static_cast<pid_t>(survivor), 0) != 0; }, std::chrono::seconds(10)));
+}
+
+TEST(Cluster, StrangersAreRefusedAndTheApplicationGoesOn) {
+  auto app = cluster(2);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Stateless>("workers", 2);
+  auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<>>(workers) >> op<SumPartials<>>(master));
+  const std::string address = tcp(*app).address();
+  const auto colon = address.rfind(':');
+  const asio::ip::tcp::endpoint node0(asio::ip::make_address(address.substr(0, colon)),
+                                      static_cast<unsigned short>(std::stoi(address.substr(colon + 1))));
+  asio::io_context io;
+  auto closed_by_node0 = [&](const std::vector<std::byte>& bytes) {
+    asio::ip::tcp::socket s(io);
+    s.connect(node0);
+    asio::write(s, asio::buffer(bytes));
+    std::byte buf[256];
+    asio::error_code ec;
+    for (int i = 0; i < 100 && !ec; ++i) s.read_some(asio::buffer(buf), ec);  // until the peer closes
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
+  };
+  auto frame = [](net::FrameKind kind, std::vector<std::byte> body, std::uint32_t magic = net::FrameHeader::kMagic) {
+    net::FrameHeader h;
+    h.magic = magic;
+    h.kind = kind;
+    h.length = static_cast<std::uint32_t>(body.size());
+    h.sender = 7;
+    std::vector<std::byte> out(reinterpret_cast<std::byte*>(&h), reinterpret_cast<std::byte*>(&h) + sizeof h);
+    out.insert(out.end(), body.begin(), body.end());
+    return out;
+  };
+  // An envelope before any handshake; garbage; a handshake with a made-up proof.
+  EXPECT_TRUE(closed_by_node0(frame(net::FrameKind::Envelope, std::vector<std::byte>(40))));
+  EXPECT_TRUE(closed_by_node0(frame(net::FrameKind::Hello, {}, 0xdeadbeef)));
+  std::vector<std::byte> hello(4 + 16, std::byte{1});
+  hello[0] = std::byte{7};
+  hello[1] = hello[2] = hello[3] = std::byte{0};
+  auto attempt = frame(net::FrameKind::Hello, hello);
+  const auto proof = frame(net::FrameKind::Proof, std::vector<std::byte>(32, std::byte{0x5a}));
+  attempt.insert(attempt.end(), proof.begin(), proof.end());
+  EXPECT_TRUE(closed_by_node0(attempt));
+  EXPECT_EQ(graph.call(Range{0, 1000}).get().sum, triangle(1000));
+}
+
+TEST(Cluster, NodesAddedAndRemovedWhileTheApplicationRuns) {
+  auto app = cluster(2);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Counter>("workers", 2);
+  auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<Counter>>(workers) >> op<SumPartials<>>(master));
+  EXPECT_EQ(graph.call(Range{0, 1000}).get().sum, triangle(1000));
+  const NodeId added = app->add_node();
+  EXPECT_EQ(added, 2u);
+  EXPECT_EQ(app->nodes(), 3u);
+  workers.add_on(added);
+  auto call = graph.call(Range{0, 5000});
+  app->remove_node(1);  // its thread moves away first
+  EXPECT_EQ(call.get().sum, triangle(5000));
+  EXPECT_EQ(app->node_ids(), (std::vector<NodeId>{0, 2}));
+  for (std::size_t i = 0; i < workers.size(); ++i) EXPECT_NE(workers.node(i), 1u);
+  EXPECT_EQ(graph.call(Range{0, 3000}).get().sum, triangle(3000));
+  long seen = 0;
+  while (workers.size()) seen += workers.remove(0).get().seen;
+  EXPECT_EQ(seen, 100 + 500 + 300);
+}
+
+}  // namespace
+}  // namespace dps::test
