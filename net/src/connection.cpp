@@ -173,7 +173,20 @@ void Connection::write_queued() {
       std::lock_guard lock(self->mu_);
       more = self->writing_;
     }
-    if (more) self->write_queued();
+    if (more) return self->write_queued();
+    if (!self->finishing_.empty()) self->fail(self->finishing_);
+  });
+}
+
+void Connection::finish(std::string reason) {
+  asio::post(socket_.get_executor(), [self = shared_from_this(), reason = std::move(reason)]() mutable {
+    bool idle;
+    {
+      std::lock_guard lock(self->mu_);
+      idle = !self->writing_;
+    }
+    if (idle) return self->fail(reason);
+    self->finishing_ = std::move(reason);
   });
 }
 

@@ -96,10 +96,19 @@ TcpBackend::Impl::~Impl() {
     std::lock_guard lock(mu);
     ending = true;
   }
-  // Close everything, then stop once the closings have run (timers may still be pending).
+  // Write what is queued, close, then stop once the closings have run (timers may be pending).
   asio::post(io, [this] {
     asio::error_code ec;
     acceptor.close(ec);
+    for (auto& c : connections) c->finish("the application ended");
+  });
+  {
+    std::unique_lock lock(mu);
+    changed.wait_for(lock, std::chrono::seconds(5), [&] {
+      return std::none_of(peers.begin(), peers.end(), [](const auto& p) { return p.load() != nullptr; });
+    });
+  }
+  asio::post(io, [this] {
     for (auto& c : connections) c->close("the application ended");
     asio::post(io, [this] { io.stop(); });
   });

@@ -55,6 +55,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void send(Outgoing frame);
   // Closes the connection (from any thread); the handler hears of it with `reason`.
   void close(std::string reason);
+  // Closes it once what is queued has been written (an orderly end: nothing sent is lost).
+  void finish(std::string reason);
 
   std::uint32_t peer = UINT32_MAX;  // the node at the other end, once it said so
   bool authenticated = false;       // network thread only
@@ -81,6 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t sent_ = 0;        // bytes of queue_.front() already written
   bool writing_ = false;        // the network thread owns the queue's writing
   bool closed_ = false;
+  std::string finishing_;  // network thread: close with this reason once the queue is written
   std::atomic<bool> reported_{false};
 };
 
