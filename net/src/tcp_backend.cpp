@@ -420,6 +420,7 @@ void TcpBackend::attach(Runtime& runtime) {
   {
     std::lock_guard lock(impl_->mu);
     impl_->runtime = &runtime;
+    impl_->kernel = &runtime;
   }
   runtime.link(this);
   impl_->changed.notify_all();
@@ -500,7 +501,7 @@ void TcpBackend::schedule(Thread& thread) { impl_->strands.schedule(thread); }
 
 void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
   const NodeId node = to.node();
-  if (node == impl_->me) return impl_->runtime->enqueue(to, e);  // it arrived here meanwhile
+  if (node == impl_->me) return impl_->kernel->enqueue(to, e);  // it arrived here meanwhile
   Outgoing f;
   f.envelope.reset(e);
   f.head.reserve(128);
@@ -514,13 +515,13 @@ void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
                               std::to_string(impl_->options.max_frame));
     f.header.length = static_cast<std::uint32_t>(size);
     f.header.sender = impl_->me;
-    if (TraceSink* sink = impl_->runtime->tracer()) {
+    if (TraceSink* sink = impl_->kernel->tracer()) {
       const double t = now();
       sink->transfer({from, node, size, t, t});
     }
     impl_->send_frame(node, std::move(f));
   } catch (...) {
-    if (e->kind == Message::Data && e->call) impl_->runtime->fail_call(e->call, std::current_exception());
+    if (e->kind == Message::Data && e->call) impl_->kernel->fail_call(e->call, std::current_exception());
   }
 }
 

@@ -69,7 +69,8 @@ struct TcpBackend::Impl final : Connection::Handler {
   TcpOptions options;
   Secret secret;
   NodeId me = 0;
-  Runtime* runtime = nullptr;  // set by attach(), reset by stop() (on the network thread)
+  Runtime* runtime = nullptr;  // what the network thread delivers to: set by attach(), reset by stop()
+  Runtime* kernel = nullptr;   // what strands send for: set by attach(), valid until they quiesced
   bool stopped = false;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   std::atomic<double> clock_offset{0};
