@@ -6,14 +6,9 @@
 #include "dps/thread.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <functional>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 
 namespace dps {
 

@@ -3,13 +3,11 @@
 
 #include "dps/detail/context.hpp"
 #include "dps/errors.hpp"
-#include "dps/graph.hpp"
 #include "dps/runtime.hpp"
 #include "dps/threads.hpp"
 
 #include <algorithm>
 #include <exception>
-#include <stdexcept>
 #include <vector>
 
 namespace dps {
@@ -81,13 +79,10 @@ bool Thread::forward() {
 }
 
 void Thread::relocate(NodeId node, const std::string& image) {
-  if (!state_) {
-    if (!collection_.state_type().make_default)
-      throw std::logic_error("thread state type " + detail::demangle(collection_.state_type().key.c_str()) +
-                             " has no default constructor to receive a migrated state into");
-    state_ = collection_.state_type().make_default();
-  }
-  state_->load(image);
+  if (state_)
+    state_->load(image);
+  else  // a stand-in receiving the thread
+    state_ = detail::make_state(collection_.state_type(), &image);
   node_.store(node, std::memory_order_release);
 }
 

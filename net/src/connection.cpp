@@ -14,6 +14,7 @@ namespace {
 
 constexpr std::size_t kReadChunk = 256 * 1024;
 constexpr std::size_t kMaxIov = 64;
+constexpr std::size_t kKeepBuffer = 16 << 20;  // receive buffers up to this size are reused
 
 // The iovecs of `f` from byte `skip` on; returns how many bytes they hold.
 std::size_t gather(const Outgoing& f, std::size_t skip, std::vector<iovec>& iov) {
@@ -98,8 +99,8 @@ void Connection::parse() {
     begin_ += need;
   }
   if (begin_ == end_) begin_ = end_ = 0;
-  // A large frame's buffer is not kept once it is consumed.
-  if (begin_ == 0 && end_ == 0 && in_.size() > 4 * kReadChunk) {
+  // A buffer grown for an exceptionally large frame is not kept once it is consumed.
+  if (begin_ == 0 && end_ == 0 && in_.size() > kKeepBuffer) {
     in_.resize(kReadChunk);
     in_.shrink_to_fit();
   }
@@ -110,7 +111,8 @@ void Connection::send(Outgoing frame) {
   std::unique_lock lock(mu_);
   if (closed_) return;
   if (!writing_) {
-    std::vector<iovec> iov;
+    thread_local std::vector<iovec> iov;  // no allocation per send
+    iov.clear();
     const std::size_t total = gather(frame, 0, iov);
     msghdr msg{};
     msg.msg_iov = iov.data();
@@ -154,8 +156,7 @@ void Connection::write_queued() {
       std::lock_guard lock(self->mu_);
       std::size_t written = self->sent_ + n;
       while (!self->queue_.empty()) {
-        std::vector<iovec> scratch;
-        const std::size_t size = gather(self->queue_.front(), 0, scratch);
+        const std::size_t size = self->queue_.front().size();
         if (written < size) break;
         written -= size;
         done.push_back(std::move(self->queue_.front()));

@@ -136,11 +136,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             ThreadsCore* c = rt->collection(d.collection);
             if (!c) throw WireError("thread of unknown collection " + std::to_string(d.collection));
             std::unique_ptr<detail::StateBox> state;
-            if (d.node == me) {
-              if (!c->state_type().make_default) unknown("default-constructible state type", c->state_type().key);
-              state = c->state_type().make_default();
-              if (d.has_image) state->load(d.image);
-            }
+            if (d.node == me) state = detail::make_state(c->state_type(), d.has_image ? &d.image : nullptr);
             c->insert(d.uid, d.node, std::move(state));
             unpark(d.uid);
           } else if constexpr (std::is_same_v<D, ThreadDropped>) {
@@ -188,19 +184,17 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             });
           } else if constexpr (std::is_same_v<D, StateReturned>) {
             done_with();
-            HandBack hand_back;
-            const detail::StateType* type = nullptr;
+            Retirement r;
             {
               std::lock_guard lock(mu);
-              hand_back = std::move(retirements[d.request]);
-              type = retirement_types[d.request];
-              retirements.erase(d.request);
-              retirement_types.erase(d.request);
+              auto it = retirements.find(d.request);
+              if (it == retirements.end()) throw WireError("state for no retirement");
+              r = std::move(it->second);
+              retirements.erase(it);
             }
-            if (!hand_back || !type || !type->make_default) return;
-            auto box = type->make_default();
-            if (!d.image.empty()) box->load(d.image);
-            hand_back(*box);
+            if (!r.type->make_default) return;  // the requester cannot hold it (and knew so)
+            auto box = detail::make_state(*r.type, d.image.empty() ? nullptr : &d.image);
+            r.hand_back(*box);
           } else if constexpr (std::is_same_v<D, MigrateRequest>) {
             done_with();
             Thread* t = rt->thread(d.uid);
@@ -270,10 +264,7 @@ void TcpBackend::collection_created(const ThreadsCore& c) {
 }
 
 void TcpBackend::thread_added(const Thread& t, std::string image) {
-  std::vector<NodeId> others;
-  for (NodeId n : nodes())
-    if (n != impl_->me) others.push_back(n);
-  for (NodeId n : others) {
+  for (NodeId n : impl_->others()) {
     ThreadAdded d{t.collection().id(), t.uid(), t.node(), false, {}};
     if (n == t.node() && !image.empty()) {
       d.has_image = true;
@@ -304,8 +295,7 @@ void TcpBackend::retire(Thread& t, HandBack hand_back) {
   const std::uint64_t request = impl_->next_request.fetch_add(1) + 1;
   {
     std::lock_guard lock(impl_->mu);
-    impl_->retirements[request] = std::move(hand_back);
-    impl_->retirement_types[request] = &t.collection().state_type();
+    impl_->retirements[request] = {std::move(hand_back), &t.collection().state_type()};
   }
   impl_->send_directive(t.node(), RetireRequest{t.uid(), request});
 }
@@ -326,10 +316,7 @@ void TcpBackend::migrate(Thread& t, NodeId to, std::string state) {
   for (const Thread::Forwarder& f : t.forwarders()) image.forwarders.push_back({f.frame, f.call, f.owner->uid()});
   impl_->send_directive(to, image);
   t.depart(to);
-  std::vector<NodeId> others;
-  for (NodeId n : nodes())
-    if (n != impl_->me && n != to) others.push_back(n);
-  for (NodeId n : others) impl_->send_directive(n, ThreadMoved{t.uid(), to});
+  for (NodeId n : impl_->others(to)) impl_->send_directive(n, ThreadMoved{t.uid(), to});
 }
 
 void TcpBackend::call_completed(const GraphCore& g, CallId call, Payload&& result) {

@@ -221,13 +221,11 @@ void TcpBackend::Impl::join() {
   listen(c->socket().local_endpoint().address());
   send_directive(0, Join{endpoint, static_cast<std::int64_t>(::getpid())});
   wait_for([&] { return members.has_value(); }, "the list of nodes", options.join_timeout);
-  std::vector<Endpoint> others;
+  std::vector<Endpoint> others;  // the Members directive made them live
   {
     std::lock_guard lock(mu);
-    for (const Endpoint& e : members->nodes) {
-      live.insert(e.node);
+    for (const Endpoint& e : members->nodes)
       if (e.node != 0 && e.node != me) others.push_back(e);
-    }
   }
   for (const Endpoint& e : others)
     if (e.node < me) connect(e);
@@ -297,14 +295,16 @@ void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, const Paylo
   send_frame(to, std::move(f));
 }
 
+std::vector<NodeId> TcpBackend::Impl::others(NodeId skip) const {
+  std::lock_guard lock(mu);
+  std::vector<NodeId> out;
+  for (NodeId n : live)
+    if (n != me && n != skip) out.push_back(n);
+  return out;
+}
+
 void TcpBackend::Impl::broadcast(const Directive& d) {
-  std::vector<NodeId> to;
-  {
-    std::lock_guard lock(mu);
-    for (NodeId n : live)
-      if (n != me) to.push_back(n);
-  }
-  for (NodeId n : to) send_directive(n, d);
+  for (NodeId n : others()) send_directive(n, d);
 }
 
 void TcpBackend::Impl::on_frame(Connection& from, const FrameHeader& header, std::span<const std::byte> body) {
@@ -474,16 +474,13 @@ NodeId TcpBackend::add_node() {
 void TcpBackend::remove_node(NodeId node) {
   Impl& i = *impl_;
   if (node == 0) throw std::invalid_argument("node 0 coordinates the application and cannot be removed");
-  std::vector<NodeId> others;
   {
     std::lock_guard lock(i.mu);
     if (!i.live.contains(node)) throw std::invalid_argument("no node " + std::to_string(node));
     i.live.erase(node);
     i.departed.insert(node);
-    others.assign(i.live.begin(), i.live.end());
   }
-  for (NodeId n : others)
-    if (n != 0) i.send_directive(n, Leaving{node});
+  i.broadcast(Leaving{node});
   i.send_directive(node, Leaving{node});
   i.wait_for([&] { return i.peer(node) == nullptr; }, "node " + std::to_string(node) + " to leave", 10);
 }
@@ -540,12 +537,7 @@ void TcpBackend::stop() {
     }
     if (first) {
       // Tell the others, then give them a moment to leave on their own.
-      std::vector<NodeId> others;
-      {
-        std::lock_guard lock(i.mu);
-        for (NodeId n = 1; n < kMaxNodes; ++n)
-          if (i.peer(n)) others.push_back(n);
-      }
+      const std::vector<NodeId> others = i.others();
       for (NodeId n : others) {
         try {
           i.send_directive(n, Shutdown{});

@@ -47,7 +47,8 @@ struct TcpBackend::Impl final : Connection::Handler {
   Connection* peer(NodeId node) const noexcept;
   void send_frame(NodeId to, Outgoing frame);
   void send_directive(NodeId to, const Directive& d, const Payload* payload = nullptr);
-  void broadcast(const Directive& d);  // to every other live node
+  std::vector<NodeId> others(NodeId skip = UINT32_MAX) const;  // live nodes but this one (and `skip`)
+  void broadcast(const Directive& d);                          // to every other live node
   void start_instances();              // node 0
   void launch(NodeId node);            // node 0: start the instance of `node`; returns once it joined
   void join();                         // other nodes
@@ -108,9 +109,12 @@ struct TcpBackend::Impl final : Connection::Handler {
 
   // Requests this process made to others (retire, migrate), by id.
   std::atomic<std::uint64_t> next_request{0};
-  std::unordered_map<std::uint64_t, HandBack> retirements;
+  struct Retirement {
+    HandBack hand_back;
+    const detail::StateType* type = nullptr;
+  };
+  std::unordered_map<std::uint64_t, Retirement> retirements;
   std::unordered_map<std::uint64_t, Done> migrations;
-  std::unordered_map<std::uint64_t, const detail::StateType*> retirement_types;
 
   // Envelope frames naming a thread or graph whose directive has not arrived yet (network thread).
   std::unordered_map<std::uint64_t, std::vector<std::vector<std::byte>>> parked;

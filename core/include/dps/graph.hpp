@@ -51,7 +51,6 @@ struct DefaultRoute {};
 
 namespace detail {
 
-std::string demangle(const char* mangled);
 std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& vertices);  // throws GraphError
 
 template <class Op>

@@ -39,7 +39,7 @@ class WireWriter : public cereal::OutputArchive<WireWriter, cereal::AllowEmptyCl
 
   // A piece of the encoded message: bytes of the head buffer, or a block still inside its object.
   struct Segment {
-    const std::byte* external;  // null: the next `size` bytes of head()
+    const std::byte* external;  // null: the next `size` bytes of the head buffer
     std::size_t size;
   };
 
@@ -64,7 +64,7 @@ class WireWriter : public cereal::OutputArchive<WireWriter, cereal::AllowEmptyCl
     write(&value, sizeof value);
   }
 
-  // The message in order; valid while the written objects and head() are.
+  // The message in order; valid while the written objects and the head buffer are.
   const std::vector<Segment>& segments() {
     close_inline();
     return segments_;
@@ -74,7 +74,6 @@ class WireWriter : public cereal::OutputArchive<WireWriter, cereal::AllowEmptyCl
     for (const Segment& s : segments()) total += s.size;
     return total;
   }
-  std::vector<std::byte>& head() noexcept { return head_; }
 
  private:
   void close_inline() {
@@ -115,13 +114,6 @@ class WireReader : public cereal::InputArchive<WireReader, cereal::AllowEmptyCla
                       " with only " + std::to_string(remaining()) + " bytes left");
     return n;
   }
-  std::span<const std::byte> take(std::size_t size) {
-    if (size > remaining()) read(nullptr, size);  // throws
-    auto s = bytes_.subspan(offset_, size);
-    offset_ += size;
-    return s;
-  }
-
   std::size_t offset() const noexcept { return offset_; }
   std::size_t remaining() const noexcept { return bytes_.size() - offset_; }
   bool done() const noexcept { return offset_ == bytes_.size(); }

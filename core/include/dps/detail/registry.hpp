@@ -4,7 +4,7 @@
 // before main runs. A graph built on node 0 then travels as the names of its operation, state and
 // route types, and the other processes find the code by name.
 //
-//   const OpType& t = detail::op_type<Cut>;           // registered at start-up in every process
+//   const OpType& t = detail::op_type<Cut>();         // registered at start-up in every process
 //   const OpType* same = Registry<OpType>::find(t.key);
 #pragma once
 
@@ -27,6 +27,8 @@ namespace detail {
 
 class StateBox;
 struct RouteFn;
+
+std::string demangle(const char* mangled);  // a type's readable name, for messages
 
 template <class Entry>
 class Registry {

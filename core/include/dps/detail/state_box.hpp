@@ -4,16 +4,19 @@
 
 #include "dps/detail/registry.hpp"
 
-#include <cereal/archives/binary.hpp>
+#include "dps/wire_archive.hpp"
+
 #include <cereal/cereal.hpp>
 
+#include <cstddef>
 #include <memory>
-#include <sstream>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
+#include <vector>
 
 namespace dps::detail {
 
@@ -21,13 +24,13 @@ class StateBox {
  public:
   virtual ~StateBox() = default;
   virtual void* get() noexcept = 0;
-  virtual std::string save() const = 0;             // cereal binary image
+  virtual std::string save() const = 0;             // its image, in the wire's encoding
   virtual void load(const std::string& image) = 0;  // replaces the state by the image
 };
 
 template <class State>
-constexpr bool serializable_state = cereal::traits::is_output_serializable<State, cereal::BinaryOutputArchive>::value&&
-    cereal::traits::is_input_serializable<State, cereal::BinaryInputArchive>::value;
+constexpr bool serializable_state = cereal::traits::is_output_serializable<State, WireWriter>::value&&
+    cereal::traits::is_input_serializable<State, WireReader>::value;
 
 template <class State>
 class StateBoxOf final : public StateBox {
@@ -36,22 +39,19 @@ class StateBoxOf final : public StateBox {
   void* get() noexcept override { return &state_; }
   std::string save() const override {
     if constexpr (serializable_state<State>) {
-      std::ostringstream out;
-      {
-        cereal::BinaryOutputArchive ar(out);
-        ar(state_);
-      }
-      return std::move(out).str();
+      std::vector<std::byte> bytes;
+      WireWriter out(bytes, SIZE_MAX);
+      out(state_);
+      return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     } else {
       throw std::logic_error(std::string("thread state type ") + typeid(State).name() + " has no cereal serialize()");
     }
   }
   void load(const std::string& image) override {
     if constexpr (serializable_state<State>) {
-      std::istringstream in(image);
-      cereal::BinaryInputArchive ar(in);
+      WireReader in(std::as_bytes(std::span(image.data(), image.size())));
       State fresh{};
-      ar(fresh);
+      in(fresh);
       state_ = std::move(fresh);
     } else {
       (void)image;
@@ -75,5 +75,15 @@ const StateType& state_type() {
 }
 template <class State>
 inline const StateType& state_type_at_startup = state_type<State>();  // registers in every process
+
+// A state built by a process that did not make it: the type's default value, then `image` if any.
+inline std::unique_ptr<StateBox> make_state(const StateType& type, const std::string* image) {
+  if (!type.make_default)
+    throw std::logic_error("thread state type " + demangle(type.key.c_str()) +
+                           " has no default constructor to receive a state into");
+  auto box = type.make_default();
+  if (image) box->load(*image);
+  return box;
+}
 
 }  // namespace dps::detail

@@ -27,14 +27,15 @@
 
 namespace dps::net {
 
-// A frame on its way out. Its external segments point into `envelope` or `keep`, which live until
-// the frame is written.
+// A frame on its way out. Its external segments point into `envelope`, which lives until the frame
+// is written.
 struct Outgoing {
   FrameHeader header;
   std::vector<std::byte> head;
   std::vector<WireWriter::Segment> segments;
   std::unique_ptr<Envelope> envelope;
-  std::shared_ptr<const void> keep;
+
+  std::size_t size() const noexcept { return FrameHeader::kSize + header.length; }
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
