@@ -16,8 +16,7 @@ ThreadsCore::ThreadsCore(Runtime& runtime, std::uint32_t id, std::string name, F
       factory_(std::move(factory)),
       state_type_(state),
       default_state_(default_state) {
-  std::lock_guard lock(mu_);
-  publish({});
+  publish({});  // no lock: nobody sees the collection yet (and the runtime's lock is held)
 }
 
 Thread& ThreadsCore::at(std::size_t index) const {
