@@ -157,6 +157,28 @@ TEST(Cluster, ANodeKilledMidCallFailsTheCallNamingItWithinFiveSeconds) {
   EXPECT_TRUE(eventually([&] { return ::kill(static_cast<pid_t>(survivor), 0) != 0; }, std::chrono::seconds(10)));
 }
 
+TEST(Cluster, AHungNodeIsFoundByItsSilenceWithinFiveSeconds) {
+  auto app = cluster(3);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Stateless>("workers", 3);
+  auto graph = app->graph(op<Pieces<>>(master).window(32) >> op<Slow>(workers) >> op<SumPartials<>>(master));
+  auto call = graph.call(Range{0, 100000});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const long victim = tcp(*app).process_id(2);
+  ASSERT_GT(victim, 0);
+  const auto stopped = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGSTOP), 0);  // alive for TCP, silent for DPS
+  try {
+    call.get();
+    ADD_FAILURE() << "the call survived its hung node";
+  } catch (const NodeFailure& e) {
+    EXPECT_EQ(e.node, 2u);
+    EXPECT_NE(std::string(e.what()).find("silent"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped, std::chrono::seconds(5));
+  ::kill(static_cast<pid_t>(victim), SIGKILL);
+}
+
 TEST(Cluster, StrangersAreRefusedAndTheApplicationGoesOn) {
   auto app = cluster(2);
   auto master = app->threads<Stateless>("master", 1);

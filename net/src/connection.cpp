@@ -75,6 +75,7 @@ void Connection::read_more() {
                           [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
                             if (ec) return self->fail(ec == asio::error::eof ? "closed by peer" : ec.message());
                             self->end_ += n;
+                            self->heard = std::chrono::steady_clock::now();
                             self->parse();
                           });
 }
@@ -108,6 +109,7 @@ void Connection::parse() {
 }
 
 void Connection::send(Outgoing frame) {
+  if (!spoke_.load(std::memory_order_relaxed)) spoke_.store(true, std::memory_order_relaxed);
   std::unique_lock lock(mu_);
   if (closed_) return;
   if (!writing_) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <charconv>
 #include <future>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <stdexcept>
@@ -32,6 +33,12 @@ Endpoint parse_endpoint(const std::string& text, NodeId node) {
       port > 65535)
     throw std::runtime_error("DPS_COORDINATOR must be host:port, got '" + text + "'");
   return {node, text.substr(0, colon), static_cast<std::uint16_t>(port)};
+}
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", s);
+  return text;
 }
 
 // The fixed-size bodies of the handshake frames.
@@ -75,6 +82,7 @@ TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std
     secret = hex.empty() ? Secret::generate() : Secret::from_hex(hex);
   }
   network = std::thread([this] { io.run(); });
+  asio::post(io, [this] { beat(); });
   try {
     if (me == 0) {
       listen(asio::ip::address_v4::loopback());
@@ -179,7 +187,7 @@ void TcpBackend::Impl::wait_for(Pred done, const std::string& what, double secon
     return !failure.empty() || done();
   });
   if (!failure.empty()) throw std::runtime_error(failure);
-  if (!ok) throw std::runtime_error("timed out after " + std::to_string(static_cast<int>(seconds)) + " s waiting for " + what);
+  if (!ok) throw std::runtime_error("timed out after " + net::seconds(seconds) + " waiting for " + what);
 }
 
 void TcpBackend::Impl::start_instances() {
@@ -259,6 +267,25 @@ void TcpBackend::Impl::align_clock(NodeId node) {
     }
   }
   send_directive(node, ClockOffset{best_offset});
+}
+
+// Every connection hears something at least every `heartbeat` seconds, so one silent for `silence`
+// seconds has a hung or unreachable node at its end (a dead one closes its connections itself).
+void TcpBackend::Impl::beat() {
+  heartbeat.expires_after(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(options.heartbeat)));
+  heartbeat.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    const auto silent_since = std::chrono::steady_clock::now() - std::chrono::duration<double>(options.silence);
+    for (NodeId node = 0; node < kMaxNodes; ++node) {
+      Connection* c = peer(node);
+      if (!c) continue;
+      if (c->heard < silent_since)
+        c->close("silent for " + seconds(options.silence) + " (the node hangs or cannot be reached)");
+      else if (!c->spoke())
+        c->send(raw_frame(FrameKind::Heartbeat, me, {}));
+    }
+    beat();
+  });
 }
 
 double TcpBackend::Impl::now() const {

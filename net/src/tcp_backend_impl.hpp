@@ -53,6 +53,7 @@ struct TcpBackend::Impl final : Connection::Handler {
   void launch(NodeId node);            // node 0: start the instance of `node`; returns once it joined
   void join();                         // other nodes
   void align_clock(NodeId node);       // node 0
+  void beat();                         // network thread: heartbeats out, silent peers closed
   template <class Pred>
   void wait_for(Pred done, const std::string& what, double seconds);
   void log(const std::string& line) const;
@@ -82,6 +83,7 @@ struct TcpBackend::Impl final : Connection::Handler {
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
   asio::ip::tcp::acceptor acceptor{io};
+  asio::steady_timer heartbeat{io};
   Endpoint endpoint;  // where this process listens
   std::thread network;
 

@@ -16,6 +16,7 @@
 #include <asio.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -61,6 +62,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::uint32_t peer = UINT32_MAX;  // the node at the other end, once it said so
   bool authenticated = false;       // network thread only
+  // Liveness, network thread: when bytes last arrived (a large frame arriving counts as it goes).
+  std::chrono::steady_clock::time_point heard = std::chrono::steady_clock::now();
+  // Whether anything was sent since the last call: heartbeats fill silences only.
+  bool spoke() noexcept { return spoke_.exchange(false, std::memory_order_relaxed); }
 
   std::string remote() const;       // "address:port"
   asio::ip::tcp::socket& socket() noexcept { return socket_; }
@@ -86,6 +91,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ = false;
   std::string finishing_;  // network thread: close with this reason once the queue is written
   std::atomic<bool> reported_{false};
+  std::atomic<bool> spoke_{false};
 };
 
 }  // namespace dps::net

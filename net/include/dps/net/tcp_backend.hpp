@@ -30,6 +30,8 @@ struct TcpOptions {
   std::vector<std::string> argv;      // node 0: what the other instances run (argv[0] is replaced)
   std::size_t max_frame = 1u << 30;   // a larger frame closes its connection
   double join_timeout = 30;           // seconds node 0 waits for the instances it started
+  double heartbeat = 0.5;             // seconds between heartbeats on a connection with nothing to send
+  double silence = 3;                 // a peer silent this long has failed (hung, or its network is down)
 };
 
 class TcpBackend final : public Backend, public ClusterLink {
