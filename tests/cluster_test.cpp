@@ -1,6 +1,7 @@
 // Node processes over TCP on loopback: the kernel's graphs across 2-4 processes, threads added,
 // removed and migrated between processes while calls run, failures of operations and of nodes,
 // and strangers kept out.
+#include "processes.hpp"
 #include "support.hpp"
 
 #include <dps/net/frame.hpp>
@@ -19,18 +20,7 @@
 namespace dps::test {
 namespace {
 
-// The application on `nodes` processes. The others run this same test: in them the Application
-// constructor serves until this one ends, then ends the process.
-std::unique_ptr<Application> cluster(std::size_t nodes) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  static std::vector<std::string> words;
-  static std::vector<char*> argv;
-  words = {"cluster_test", std::string("--gtest_filter=") + info->test_suite_name() + "." + info->name(), "--nodes",
-           std::to_string(nodes), "--workers", "2"};
-  argv.clear();
-  for (auto& w : words) argv.push_back(w.data());
-  return std::make_unique<Application>(static_cast<int>(argv.size()), argv.data());
-}
+std::unique_ptr<Application> cluster(std::size_t nodes) { return in_processes({"--nodes", std::to_string(nodes)}); }
 
 net::TcpBackend& tcp(Application& app) { return dynamic_cast<net::TcpBackend&>(app.backend()); }
 

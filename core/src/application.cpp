@@ -53,6 +53,9 @@ CommandLine Application::parse(int argc, char** argv) {
     if (arg == "--nodes" || arg == "--workers") {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a value");
       (arg == "--nodes" ? c.options.nodes : c.options.workers) = positive(arg, argv[++i]);
+    } else if (arg == "--hostfile") {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a file");
+      c.hostfile = argv[++i];
     } else if (arg == "--local") {
       c.in_process = true;
     } else {
@@ -63,7 +66,13 @@ CommandLine Application::parse(int argc, char** argv) {
 }
 
 Application::Application(CommandLine command_line, BackendMaker make) : args_(std::move(command_line.rest)) {
-  start(command_line.in_process ? local(command_line.options) : make(command_line));
+  if (command_line.in_process) {
+    if (!command_line.hostfile.empty()) throw std::invalid_argument("--local runs every node in this process: no --hostfile");
+    command_line.options.nodes = std::max<std::size_t>(command_line.options.nodes, 1);
+    start(local(command_line.options));
+  } else {
+    start(make(command_line));
+  }
   if (!runtime_->coordinates()) {  // another node's process: it serves, then ends here
     const int status = backend_->serve();
     runtime_.reset();
@@ -89,7 +98,8 @@ Application::~Application() {
 }
 
 const char* Application::options_help() {
-  return "  --nodes V           node processes of the application, started on this machine (default 1)\n"
+  return "  --nodes V           node processes of the application (default 1, or the hostfile's slots)\n"
+         "  --hostfile FILE     start them on these hosts over ssh ($DPS_RSH): lines 'host [slots]'\n"
          "  --local             run every node inside this process instead (threads, no TCP)\n"
          "  --workers V         OS threads running DPS threads in each process (default: one per core)\n";
 }

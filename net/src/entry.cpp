@@ -10,6 +10,7 @@ std::unique_ptr<Backend> command_line_backend(const CommandLine& c) {
   net::TcpOptions options;
   options.nodes = c.options.nodes;
   options.workers = c.options.workers;
+  options.hostfile = c.hostfile;
   options.argv.assign(c.argv, c.argv + c.argc);
   return std::make_unique<net::TcpBackend>(std::move(options));
 }

@@ -1,21 +1,64 @@
-// Starting node processes: fork and exec, the child dying with its parent.
+// Starting node processes: fork and exec (directly, or a remote shell), the child dying with its
+// parent; hostfiles; the ranks srun and mpirun give.
 #include "dps/net/launcher.hpp"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
 extern char** environ;
 
 namespace dps::net {
+
+namespace {
+
+std::runtime_error cannot_start(unsigned node, const std::string& why) {
+  return std::runtime_error("cannot start node " + std::to_string(node) + ": " + why);
+}
+
+// argv[0] as execve wants it: a path, found in PATH when it is a bare name.
+std::string program_path(unsigned node, const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  throw cannot_start(node, "'" + name + "' is not in PATH");
+}
+
+// A word the remote shell reads back as itself.
+std::string quoted(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+unsigned parse_count(const std::string& text, const std::string& what) {
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw std::runtime_error(what + " must be a non-negative integer, got '" + text + "'");
+  return v;
+}
+
+}  // namespace
 
 std::string self_executable() {
   char path[PATH_MAX];
@@ -24,7 +67,8 @@ std::string self_executable() {
   return std::string(path, static_cast<std::size_t>(n));
 }
 
-void LocalLauncher::start(unsigned node, const std::vector<std::string>& argv, const Environment& env) {
+void Launcher::spawn(unsigned node, const std::vector<std::string>& argv, const Environment& env,
+                     const std::string& input) {
   // Everything the child needs is built before fork: between fork and exec it only makes system calls.
   std::vector<std::string> vars;
   for (char** e = environ; *e; ++e) {
@@ -37,23 +81,48 @@ void LocalLauncher::start(unsigned node, const std::vector<std::string>& argv, c
   std::vector<char*> envp, args;
   for (auto& v : vars) envp.push_back(v.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& a : argv_copy) args.push_back(a.data());
+  std::vector<std::string> words = argv;
+  words.at(0) = program_path(node, words[0]);
+  for (auto& a : words) args.push_back(a.data());
   args.push_back(nullptr);
+  int pipe_ends[2] = {-1, -1};
+  if (!input.empty() && ::pipe2(pipe_ends, O_CLOEXEC) != 0) throw cannot_start(node, std::strerror(errno));
   const pid_t parent = ::getpid();
 
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("cannot start node ") + std::to_string(node) + ": " + std::strerror(errno));
+  if (pid < 0) {
+    const int error = errno;
+    if (pipe_ends[0] >= 0) ::close(pipe_ends[0]), ::close(pipe_ends[1]);
+    throw cannot_start(node, std::strerror(error));
+  }
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+    if (pipe_ends[0] >= 0 && ::dup2(pipe_ends[0], STDIN_FILENO) < 0) ::_exit(127);
     ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
   children_.emplace_back(node, pid);
+  if (pipe_ends[0] >= 0) {
+    ::close(pipe_ends[0]);
+    // A few dozen bytes: the pipe takes them at once. A child that died meanwhile makes the write
+    // fail with EPIPE; the SIGPIPE it raises is kept from the application.
+    sigset_t pipe_signal, old;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
+    const bool written = ::write(pipe_ends[1], input.data(), input.size()) == static_cast<ssize_t>(input.size());
+    if (!written && errno == EPIPE) {
+      const timespec now{};
+      ::sigtimedwait(&pipe_signal, nullptr, &now);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    ::close(pipe_ends[1]);
+    if (!written) throw cannot_start(node, "its remote shell exited at once");
+  }
 }
 
-void LocalLauncher::reap(double timeout) {
+void Launcher::reap(double timeout) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
   while (!children_.empty()) {
     std::erase_if(children_, [](const auto& c) {
@@ -74,9 +143,106 @@ void LocalLauncher::reap(double timeout) {
   }
 }
 
-void LocalLauncher::kill(unsigned node) {
+void Launcher::kill(unsigned node) {
   for (const auto& c : children_)
     if (c.first == node) ::kill(c.second, SIGKILL);
+}
+
+std::string Launcher::ended(unsigned node) {
+  for (auto it = children_.begin(); it != children_.end(); ++it) {
+    if (it->first != node) continue;
+    int status = 0;
+    if (::waitpid(it->second, &status, WNOHANG) != it->second) return {};
+    children_.erase(it);
+    return WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                             : "was killed by signal " + std::to_string(WTERMSIG(status));
+  }
+  return {};
+}
+
+void LocalLauncher::start(unsigned node, const std::vector<std::string>& argv, const Environment& env) {
+  spawn(node, argv, env, {});
+}
+
+RemoteLauncher::RemoteLauncher(std::vector<std::string> slots, std::vector<std::string> rsh)
+    : slots_(std::move(slots)), rsh_(std::move(rsh)) {
+  if (slots_.empty()) throw std::invalid_argument("a remote launcher needs at least one host");
+  if (rsh_.empty()) throw std::invalid_argument("a remote launcher needs a remote shell");
+}
+
+// rsh HOST 'cd DIR; IFS= read -r DPS_SECRET && export DPS_SECRET && exec env K=V... APP ARGS...'
+// (ssh joins its words into one command for the remote shell, so every word is quoted).
+void RemoteLauncher::start(unsigned node, const std::vector<std::string>& argv, const Environment& env) {
+  char cwd[PATH_MAX];
+  std::string command;
+  if (::getcwd(cwd, sizeof cwd)) command = "cd " + quoted(cwd) + " 2>/dev/null; ";
+  std::string secret, assignments;
+  for (const auto& [k, v] : env) {
+    if (k == "DPS_SECRET")
+      secret = v;
+    else
+      assignments += " " + k + "=" + quoted(v);
+  }
+  if (!secret.empty()) command += "IFS= read -r DPS_SECRET && export DPS_SECRET && ";
+  command += "exec env" + assignments;
+  for (const std::string& word : argv) command += " " + quoted(word);
+  std::vector<std::string> words = rsh_;
+  words.push_back(host(node));
+  words.push_back(std::move(command));
+  spawn(node, words, {}, secret.empty() ? std::string() : secret + "\n");
+}
+
+std::vector<std::string> read_hostfile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read hostfile '" + path + "': " + std::strerror(errno));
+  std::vector<std::string> slots;
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    const std::string where = "hostfile '" + path + "' line " + std::to_string(number);
+    if (auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream words(line);
+    std::string host, count, extra;
+    if (!(words >> host)) continue;
+    unsigned n = 1;
+    if (words >> count) {
+      if (count.starts_with("slots=")) count.erase(0, 6);  // Open MPI's spelling
+      n = parse_count(count, where + ": the slot count");
+      if (n == 0) throw std::runtime_error(where + ": a host needs at least one slot");
+    }
+    if (words >> extra) throw std::runtime_error(where + ": expected 'host [slots]', got '" + line + "'");
+    slots.insert(slots.end(), n, host);
+  }
+  if (slots.empty()) throw std::runtime_error("hostfile '" + path + "' names no host");
+  return slots;
+}
+
+std::vector<std::string> rsh_command() {
+  const char* rsh = std::getenv("DPS_RSH");
+  std::vector<std::string> words;
+  std::istringstream in(rsh ? rsh : "");
+  for (std::string w; in >> w;) words.push_back(w);
+  if (words.empty()) words = {"ssh", "-x", "-o", "BatchMode=yes"};
+  return words;
+}
+
+std::optional<ExternalRank> external_rank() {
+  // The most specific launcher first: mpirun inside a Slurm allocation sets both.
+  static const struct {
+    const char *rank, *size, *name;
+  } known[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "mpirun"},
+               {"PMI_RANK", "PMI_SIZE", "a PMI launcher"},
+               {"SLURM_PROCID", "SLURM_NTASKS", "srun"}};
+  for (const auto& k : known) {
+    const char* rank = std::getenv(k.rank);
+    const char* size = std::getenv(k.size);
+    if (!rank || !size) continue;
+    ExternalRank r{parse_count(rank, k.rank), parse_count(size, k.size), k.name};
+    if (r.size == 0 || r.rank >= r.size)
+      throw std::runtime_error(std::string(k.rank) + "=" + rank + " is not below " + k.size + "=" + size);
+    return r;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dps::net

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <charconv>
 #include <future>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -66,7 +67,9 @@ Outgoing raw_frame(FrameKind kind, NodeId sender, std::vector<std::byte> body) {
 // Forming the application
 
 TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std::move(o)), strands(options.workers) {
+  // Who this process is: an instance node 0 started, a rank of srun or mpirun, or node 0.
   const std::string node_text = env("DPS_NODE");
+  const std::optional<ExternalRank> rank = node_text.empty() ? external_rank() : std::nullopt;
   if (!node_text.empty()) {
     unsigned n = 0;
     if (std::from_chars(node_text.data(), node_text.data() + node_text.size(), n).ec != std::errc() || n == 0 ||
@@ -74,22 +77,43 @@ TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std
       throw std::runtime_error("DPS_NODE must be a node number from 1 to " + std::to_string(kMaxNodes - 1) +
                                ", got '" + node_text + "'");
     me = n;
-    const std::string hex = env("DPS_SECRET");
-    if (hex.empty()) throw std::runtime_error("DPS_SECRET is not set: node " + node_text + " cannot authenticate");
-    secret = Secret::from_hex(hex);
-  } else {
-    const std::string hex = env("DPS_SECRET");
-    secret = hex.empty() ? Secret::generate() : Secret::from_hex(hex);
+  } else if (rank) {
+    started_by = rank->launcher;
+    if (rank->size > kMaxNodes) throw std::runtime_error("at most " + std::to_string(kMaxNodes) + " nodes");
+    if (options.nodes != 0 && options.nodes != rank->size)
+      throw std::runtime_error("--nodes " + std::to_string(options.nodes) + " disagrees with the " +
+                               std::to_string(rank->size) + " processes " + started_by + " started");
+    if (!options.hostfile.empty()) throw std::runtime_error(started_by + " started this application: no --hostfile");
+    me = rank->rank;
+    options.nodes = rank->size;
   }
+  const std::string hex = env("DPS_SECRET");
+  if (hex.empty() && me != 0)
+    throw std::runtime_error("DPS_SECRET is not set: node " + std::to_string(me) + " cannot authenticate");
+  if (hex.empty() && rank)
+    throw std::runtime_error("DPS_SECRET is not set: under " + started_by +
+                             " every process needs the same secret (export DPS_SECRET=$(openssl rand -hex 32))");
+  secret = hex.empty() ? Secret::generate() : Secret::from_hex(hex);
+
   network = std::thread([this] { io.run(); });
   asio::post(io, [this] { beat(); });
   try {
-    if (me == 0) {
-      listen(asio::ip::address_v4::loopback());
-      live.insert(0);
+    if (me != 0) {
+      join();
+    } else if (rank) {
+      const Endpoint at = coordinator();
+      listen(resolve(at.host), at.port);
+      start_instances();
+    } else if (!options.hostfile.empty()) {
+      auto slots = read_hostfile(options.hostfile);
+      if (options.nodes == 0) options.nodes = slots.size();
+      listen(facing(slots));
+      launcher = std::make_unique<RemoteLauncher>(std::move(slots), rsh_command());
       start_instances();
     } else {
-      join();
+      listen(asio::ip::address_v4::loopback());
+      launcher = std::make_unique<LocalLauncher>();
+      start_instances();
     }
   } catch (...) {
     work.reset();
@@ -125,11 +149,13 @@ TcpBackend::Impl::~Impl() {
   if (launcher) launcher->reap(5);
 }
 
-void TcpBackend::Impl::listen(const asio::ip::address& on) {
-  asio::ip::tcp::endpoint ep(on, 0);
+void TcpBackend::Impl::listen(const asio::ip::address& on, std::uint16_t port) {
+  asio::ip::tcp::endpoint ep(on, port);
   acceptor.open(ep.protocol());
   acceptor.set_option(asio::ip::tcp::acceptor::reuse_address(true));
-  acceptor.bind(ep);
+  asio::error_code ec;
+  acceptor.bind(ep, ec);
+  if (ec) throw std::runtime_error("cannot listen on " + on.to_string() + ":" + std::to_string(port) + ": " + ec.message());
   acceptor.listen();
   endpoint = {me, on.to_string(), acceptor.local_endpoint().port()};
   asio::post(io, [this] { accept_next(); });
@@ -154,12 +180,60 @@ void TcpBackend::Impl::accept_next() {
   });
 }
 
-std::shared_ptr<Connection> TcpBackend::Impl::connect(const Endpoint& to) {
+// A host name or address, IPv4 preferred.
+asio::ip::address TcpBackend::Impl::resolve(const std::string& host) {
+  asio::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (!ec) return address;
+  asio::ip::tcp::resolver resolver(io);
+  const auto found = resolver.resolve(host, "", ec);
+  if (ec || found.empty()) throw std::runtime_error("cannot resolve host '" + host + "': " + ec.message());
+  for (const auto& entry : found)
+    if (entry.endpoint().address().is_v4()) return entry.endpoint().address();
+  return found.begin()->endpoint().address();
+}
+
+// Where node 0 listens for a hostfile's instances: the interface that routes to their hosts (a
+// connected UDP socket learns it without sending anything), or every interface when they differ.
+asio::ip::address TcpBackend::Impl::facing(const std::vector<std::string>& slots) {
+  std::optional<asio::ip::address> common;
+  for (std::size_t node = 1; node < options.nodes; ++node) {
+    asio::ip::udp::socket probe(io);
+    asio::error_code ec;
+    const asio::ip::address there = resolve(slots[node % slots.size()]);
+    probe.connect({there, 9}, ec);
+    if (ec) throw std::runtime_error("no route to host '" + slots[node % slots.size()] + "': " + ec.message());
+    const asio::ip::address here = probe.local_endpoint().address();
+    if (common && *common != here) {
+      log("the hostfile's hosts are reached through different interfaces: listening on all of them");
+      return asio::ip::address_v4::any();
+    }
+    common = here;
+  }
+  return common.value_or(asio::ip::address_v4::loopback());
+}
+
+Endpoint TcpBackend::Impl::coordinator() const {
+  const std::string text = env("DPS_COORDINATOR");
+  if (text.empty()) {
+    const std::string how = started_by.empty() ? "node " + std::to_string(me) + " cannot join"
+                                               : "under " + started_by + " it names node 0's host and a free port, e.g. DPS_COORDINATOR=host0:7077";
+    throw std::runtime_error("DPS_COORDINATOR is not set: " + how);
+  }
+  return parse_endpoint(text, 0);
+}
+
+std::shared_ptr<Connection> TcpBackend::Impl::connect(const Endpoint& to, double patience) {
   asio::ip::tcp::socket socket(io);
   asio::error_code ec;
-  const auto address = asio::ip::make_address(to.host, ec);
-  if (ec) throw std::runtime_error("node " + std::to_string(to.node) + " has a bad address '" + to.host + "'");
-  socket.connect({address, to.port}, ec);
+  const auto address = resolve(to.host);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(patience);
+  for (;;) {
+    socket.connect({address, to.port}, ec);
+    if (ec != asio::error::connection_refused || std::chrono::steady_clock::now() >= deadline) break;
+    socket.close();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   if (ec)
     throw std::runtime_error("cannot connect to node " + std::to_string(to.node) + " at " + to.host + ":" +
                              std::to_string(to.port) + ": " + ec.message());
@@ -190,19 +264,43 @@ void TcpBackend::Impl::wait_for(Pred done, const std::string& what, double secon
   if (!ok) throw std::runtime_error("timed out after " + net::seconds(seconds) + " waiting for " + what);
 }
 
+template <class Pred>
+void TcpBackend::Impl::wait_for_instances(Pred done, const std::string& what, const std::vector<NodeId>& nodes) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.join_timeout);
+  std::unique_lock lock(mu);
+  while (failure.empty() && !done()) {
+    for (NodeId node : nodes)
+      if (const std::string how = launcher ? launcher->ended(node) : ""; !how.empty())
+        throw std::runtime_error("the process of node " + std::to_string(node) + " " + how + " before joining");
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw std::runtime_error("timed out after " + seconds(options.join_timeout) + " waiting for " + what);
+    changed.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  if (!failure.empty()) throw std::runtime_error(failure);
+}
+
 void TcpBackend::Impl::start_instances() {
-  const std::size_t n = options.nodes;
-  if (n > kMaxNodes) throw std::runtime_error("at most " + std::to_string(kMaxNodes - 1) + " nodes");
-  if (n <= 1) return;
-  for (NodeId node = 1; node < n; ++node) launch(node);
-  wait_for([&] { return joined.size() == n - 1; }, std::to_string(n - 1) + " node processes to join",
-           options.join_timeout);
+  const std::size_t n = std::max<std::size_t>(options.nodes, 1);
+  if (n > kMaxNodes) throw std::runtime_error("at most " + std::to_string(kMaxNodes) + " nodes");
+  {
+    std::lock_guard lock(mu);
+    live.insert(0);
+    next_node = static_cast<NodeId>(n);
+  }
+  if (n == 1) return;
+  std::vector<NodeId> starting;
+  for (NodeId node = 1; node < n; ++node) starting.push_back(node);
+  if (launcher)
+    for (NodeId node : starting) launch(node);
+  wait_for_instances([&] { return joined.size() == n - 1; },
+                     launcher ? std::to_string(n - 1) + " node processes to join"
+                              : "the " + std::to_string(n - 1) + " other processes " + started_by + " started to join",
+                     starting);
   Members m{{endpoint}};
   for (const auto& [node, j] : joined) m.nodes.push_back(j.self);
   {
     std::lock_guard lock(mu);
     for (const Endpoint& e : m.nodes) live.insert(e.node);
-    next_node = static_cast<NodeId>(n);
   }
   broadcast(m);
   wait_for([&] { return ready.size() == n - 1; }, "the node processes to connect to each other", options.join_timeout);
@@ -210,7 +308,9 @@ void TcpBackend::Impl::start_instances() {
 }
 
 void TcpBackend::Impl::launch(NodeId node) {
-  if (!launcher) launcher = std::make_unique<LocalLauncher>();
+  if (!launcher)
+    throw std::runtime_error(started_by + " started this application, so it cannot start more nodes: "
+                             "start it with --nodes or --hostfile instead");
   std::vector<std::string> argv = options.argv;
   if (argv.empty()) argv.emplace_back();
   argv[0] = self_executable();
@@ -221,10 +321,8 @@ void TcpBackend::Impl::launch(NodeId node) {
 }
 
 void TcpBackend::Impl::join() {
-  const std::string coordinator = env("DPS_COORDINATOR");
-  if (coordinator.empty()) throw std::runtime_error("DPS_COORDINATOR is not set: node " + std::to_string(me) + " cannot join");
-  const Endpoint zero = parse_endpoint(coordinator, 0);
-  auto c = connect(zero);
+  // srun and mpirun start every process at once: node 0 may not listen yet.
+  auto c = connect(coordinator(), started_by.empty() ? 0 : options.join_timeout);
   // Listen where node 0 reached us from: the interface the application uses, and only that one.
   listen(c->socket().local_endpoint().address());
   send_directive(0, Join{endpoint, static_cast<std::int64_t>(::getpid())});
@@ -474,8 +572,7 @@ NodeId TcpBackend::add_node() {
     node = i.next_node++;
   }
   i.launch(node);
-  i.wait_for([&] { return i.joined.contains(node); }, "node " + std::to_string(node) + " to join",
-             i.options.join_timeout);
+  i.wait_for_instances([&] { return i.joined.contains(node); }, "node " + std::to_string(node) + " to join", {node});
   Members m{{i.endpoint}};
   {
     std::lock_guard lock(i.mu);

@@ -37,9 +37,13 @@ struct TcpBackend::Impl final : Connection::Handler {
   ~Impl() override;
 
   // --- transport (tcp_backend.cpp) ---
-  void listen(const asio::ip::address& on);
+  void listen(const asio::ip::address& on, std::uint16_t port = 0);
+  asio::ip::address resolve(const std::string& host);
+  asio::ip::address facing(const std::vector<std::string>& slots);  // node 0 with a hostfile
+  Endpoint coordinator() const;                                     // where node 0 listens
   void accept_next();
-  std::shared_ptr<Connection> connect(const Endpoint& to);  // authenticated, or throws
+  // Authenticated, or throws; a refused connection is tried again for `patience` seconds.
+  std::shared_ptr<Connection> connect(const Endpoint& to, double patience = 0);
   void on_frame(Connection& from, const FrameHeader& header, std::span<const std::byte> body) override;
   void on_closed(Connection& connection, const std::string& reason) override;
   void handshake(Connection& c, const FrameHeader& header, std::span<const std::byte> body);
@@ -49,13 +53,16 @@ struct TcpBackend::Impl final : Connection::Handler {
   void send_directive(NodeId to, const Directive& d, const Payload* payload = nullptr);
   std::vector<NodeId> others(NodeId skip = UINT32_MAX) const;  // live nodes but this one (and `skip`)
   void broadcast(const Directive& d);                          // to every other live node
-  void start_instances();              // node 0
+  void start_instances();              // node 0: start (unless srun or mpirun did) and wait for them
   void launch(NodeId node);            // node 0: start the instance of `node`; returns once it joined
   void join();                         // other nodes
   void align_clock(NodeId node);       // node 0
   void beat();                         // network thread: heartbeats out, silent peers closed
   template <class Pred>
   void wait_for(Pred done, const std::string& what, double seconds);
+  // Node 0, while instances start: as wait_for, but the end of one of `nodes`' processes fails it at once.
+  template <class Pred>
+  void wait_for_instances(Pred done, const std::string& what, const std::vector<NodeId>& nodes);
   void log(const std::string& line) const;
   double now() const;  // node 0's clock
 
@@ -71,6 +78,7 @@ struct TcpBackend::Impl final : Connection::Handler {
   TcpOptions options;
   Secret secret;
   NodeId me = 0;
+  std::string started_by;      // the external launcher (srun, mpirun) that started the processes, if any
   Runtime* runtime = nullptr;  // what the network thread delivers to: set by attach(), reset by stop()
   Runtime* kernel = nullptr;   // what strands send for: set by attach(), valid until they quiesced
   bool stopped = false;

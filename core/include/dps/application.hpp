@@ -33,8 +33,9 @@ struct ApplicationOptions {
 
 // What the command line asks for (Application::options_help lists it).
 struct CommandLine {
-  ApplicationOptions options{.nodes = 1};
+  ApplicationOptions options{.nodes = 0};  // 0: --nodes not given
   bool in_process = false;  // --local: every node in this process (LocalBackend)
+  std::string hostfile;     // --hostfile FILE: the hosts node processes are started on
   std::vector<std::string> rest;
   int argc = 0;
   char** argv = nullptr;
@@ -63,7 +64,7 @@ class Phase {
 class Application {
  public:
   explicit Application(ApplicationOptions options = {});
-  // Reads --nodes N, --workers W and --local; every other argument is left in args(). Throws
+  // Reads --nodes N, --workers W, --hostfile FILE and --local; every other argument is left in args(). Throws
   // std::invalid_argument with a one-line reason on a bad value. On a cluster, this constructor
   // returns on node 0 only: in the other node processes it serves until node 0's application ends,
   // then ends the process.

@@ -1,11 +1,17 @@
 // Launcher: starts the instances of the other nodes of an application: the same executable with
 // the same arguments, told by its environment which node it is and where node 0 listens.
 //
-//   LocalLauncher l;                                          // processes on this machine
-//   l.start(2, {"/path/to/app", "--n", "64"}, {{"DPS_NODE", "2"}, ...});
-//   l.reap(5.0);                                              // at the end: wait, then kill stragglers
+//   LocalLauncher local;                                       // processes on this machine
+//   local.start(2, {"/path/to/app", "--n", "64"}, {{"DPS_NODE", "2"}, ...});
+//   RemoteLauncher remote(read_hostfile("hosts"), rsh_command());   // over ssh ($DPS_RSH)
+//   remote.start(2, ...);                                      // on the host of slot 2
+//   local.reap(5.0);                                           // at the end: wait, then kill stragglers
+//
+// Applications started by another launcher (srun, mpirun) find their rank in its environment:
+// external_rank(). Those launchers only start the processes; DPS does the rest.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <utility>
@@ -17,25 +23,56 @@ using Environment = std::vector<std::pair<std::string, std::string>>;
 
 class Launcher {
  public:
-  virtual ~Launcher() = default;
+  virtual ~Launcher() { reap(0); }
   // Starts the instance of `node`; throws std::runtime_error when it cannot.
   virtual void start(unsigned node, const std::vector<std::string>& argv, const Environment& env) = 0;
   // Waits up to `timeout` seconds for the instances to exit, then kills what is left.
-  virtual void reap(double timeout) = 0;
-  virtual void kill(unsigned node) = 0;
-};
+  void reap(double timeout);
+  void kill(unsigned node);
+  // How the process of `node` ended ("exited with status 255"), or empty while it runs.
+  std::string ended(unsigned node);
 
-// Child processes of this one. They die with it (PR_SET_PDEATHSIG), so none is orphaned.
-class LocalLauncher final : public Launcher {
- public:
-  ~LocalLauncher() override { reap(0); }
-  void start(unsigned node, const std::vector<std::string>& argv, const Environment& env) override;
-  void reap(double timeout) override;
-  void kill(unsigned node) override;
+ protected:
+  // Runs `argv` (argv[0] a path, or a name found in PATH) with `env` added to this process's
+  // environment and `input` as its standard input (inherited when empty). The child dies with
+  // this process (PR_SET_PDEATHSIG), so none is orphaned.
+  void spawn(unsigned node, const std::vector<std::string>& argv, const Environment& env, const std::string& input);
 
  private:
   std::vector<std::pair<unsigned, pid_t>> children_;
 };
+
+// Child processes on this machine.
+class LocalLauncher final : public Launcher {
+ public:
+  void start(unsigned node, const std::vector<std::string>& argv, const Environment& env) override;
+};
+
+// Instances on the hosts of a hostfile, through a remote shell: node n runs on slots[n % size].
+// The secret (DPS_SECRET) goes through the shell's standard input, never on a command line.
+class RemoteLauncher final : public Launcher {
+ public:
+  RemoteLauncher(std::vector<std::string> slots, std::vector<std::string> rsh);
+  void start(unsigned node, const std::vector<std::string>& argv, const Environment& env) override;
+  const std::string& host(unsigned node) const { return slots_[node % slots_.size()]; }
+
+ private:
+  std::vector<std::string> slots_, rsh_;
+};
+
+// The hosts of a hostfile, one entry per slot: lines `host [slots]`, `#` comments. Throws
+// std::runtime_error naming the file and line on anything else.
+std::vector<std::string> read_hostfile(const std::string& path);
+
+// The remote shell: the words of $DPS_RSH, or ssh without prompts.
+std::vector<std::string> rsh_command();
+
+// This process's rank and the number of processes when srun or mpirun started it.
+struct ExternalRank {
+  unsigned rank = 0, size = 0;
+  std::string launcher;  // "mpirun", "srun" or "a PMI launcher"
+};
+std::optional<ExternalRank> external_rank();  // throws std::runtime_error on malformed values
 
 // The path of the running executable (what the other instances run).
 std::string self_executable();

@@ -6,7 +6,9 @@
 //
 // dps::Application picks it from the command line and the environment:
 //   app --nodes 4                  node 0 starts 3 more processes of `app` on this machine
-// The instances it starts find DPS_NODE, DPS_COORDINATOR and DPS_SECRET in their environment.
+//   app --hostfile hosts           ... on the hosts of the file, over ssh (or $DPS_RSH)
+//   DPS_COORDINATOR=host0:7077 DPS_SECRET=... srun -n 4 app      (or mpirun): ranks become nodes
+// The instances node 0 starts find DPS_NODE, DPS_COORDINATOR and DPS_SECRET in their environment.
 //
 // Every connection proves it knows the application's secret (HMAC challenge-response) before it
 // may carry anything; a frame that is malformed, oversized or unauthenticated closes its connection
@@ -25,7 +27,9 @@
 namespace dps::net {
 
 struct TcpOptions {
-  std::size_t nodes = 1;              // node 0: processes of the application (itself included)
+  std::size_t nodes = 0;              // node 0: processes of the application (itself included);
+                                      // 0: the hostfile's slots, else 1
+  std::string hostfile;               // node 0: start the others on these hosts (RemoteLauncher)
   std::size_t workers = 0;            // OS threads running DPS threads in each process; 0: one per core
   std::vector<std::string> argv;      // node 0: what the other instances run (argv[0] is replaced)
   std::size_t max_frame = 1u << 30;   // a larger frame closes its connection

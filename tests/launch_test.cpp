@@ -1,0 +1,205 @@
+// Starting the node processes: from a hostfile through a remote shell, as the ranks of mpirun and
+// srun, and the errors of each way.
+#include "processes.hpp"
+#include "support.hpp"
+
+#include <dps/net/auth.hpp>
+#include <dps/net/launcher.hpp>
+#include <dps/net/tcp_backend.hpp>
+
+#include <asio.hpp>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace dps::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A directory of its own for a test's files, removed at the end.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    char pattern[] = "/tmp/dps-launch-XXXXXX";
+    dir = ::mkdtemp(pattern);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  fs::path write(const std::string& name, const std::string& text, bool executable = false) const {
+    const fs::path p = dir / name;
+    std::ofstream(p) << text;
+    if (executable) fs::permissions(p, fs::perms::owner_all, fs::perm_options::add);
+    return p;
+  }
+  std::string read(const std::string& name) const {
+    std::ifstream in(dir / name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+};
+
+// An environment variable set for a scope.
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(std::string n, const std::string& value) : name(std::move(n)) { ::setenv(name.c_str(), value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name.c_str()); }
+};
+
+long sum_over(Application& app, long n) {
+  auto master = app.threads<Stateless>("master", 1);
+  auto workers = app.threads<Stateless>("workers", 2 * app.nodes());
+  auto graph = app.graph(op<Pieces<>>(master) >> op<AddRange<>>(workers) >> op<SumPartials<>>(master));
+  return graph.call(Range{0, n}).get().sum;
+}
+
+// A free port on loopback for node 0 to listen on (the kernel does not hand it out again at once).
+std::string free_port() {
+  asio::io_context io;
+  asio::ip::tcp::acceptor a(io, {asio::ip::address_v4::loopback(), 0});
+  return std::to_string(a.local_endpoint().port());
+}
+
+// The shell words that run the current test again, in plain text.
+std::string test_command() {
+  std::string command;
+  for (const std::string& w : this_test({"--gtest_color=no"}))
+    command += " " + quoted(w == "/proc/self/exe" ? net::self_executable() : w);
+  return command;
+}
+
+std::vector<std::string> hostfile_error(const std::string& text) {
+  Scratch s;
+  try {
+    net::read_hostfile(s.write("hosts", text).string());
+  } catch (const std::runtime_error& e) {
+    return {e.what()};
+  }
+  return {};
+}
+
+TEST(Launch, HostfilesGiveOneEntryPerSlotAndNameTheirBadLines) {
+  Scratch s;
+  const auto slots = net::read_hostfile(s.write("hosts", "# the cluster\nalpha 2\n\nbeta   # one slot\ngamma slots=3\n").string());
+  EXPECT_EQ(slots, (std::vector<std::string>{"alpha", "alpha", "beta", "gamma", "gamma", "gamma"}));
+  auto error = [](const std::string& text) {
+    const auto e = hostfile_error(text);
+    return e.empty() ? std::string("no error") : e[0];
+  };
+  EXPECT_NE(error("alpha 0\n").find("line 1: a host needs at least one slot"), std::string::npos) << error("alpha 0\n");
+  EXPECT_NE(error("a 1\nbeta two\n").find("line 2: the slot count must be"), std::string::npos);
+  EXPECT_NE(error("alpha 1 extra\n").find("expected 'host [slots]'"), std::string::npos);
+  EXPECT_NE(error("# nobody\n").find("names no host"), std::string::npos);
+  EXPECT_THROW(net::read_hostfile((s.dir / "missing").string()), std::runtime_error);
+}
+
+// The remote shell stand-in records each host and command, then runs the command here: the whole
+// remote path (quoting, working directory, the secret through standard input) but on loopback.
+TEST(Launch, AHostfileStartsInstancesThroughTheRemoteShellOnePerSlot) {
+  Scratch s;
+  const fs::path rsh = s.write("fake-rsh",
+                               "#!/bin/sh\nhost=$1; shift\necho \"$host\" >> " + quoted((s.dir / "hosts.log").string()) +
+                                   "\necho \"$*\" >> " + quoted((s.dir / "commands.log").string()) + "\nexec sh -c \"$*\"\n",
+                               true);
+  const fs::path hosts = s.write("hosts", "127.0.0.1 2\nlocalhost\n");
+  const std::string secret = net::Secret::generate().hex();
+  ScopedEnv shell_is(std::string("DPS_RSH"), rsh.string());
+  std::optional<ScopedEnv> secret_is;
+  if (!std::getenv("DPS_NODE")) secret_is.emplace("DPS_SECRET", secret);  // node 0's; the others read theirs
+  {
+    auto app = in_processes({"--hostfile", hosts.string()});
+    ASSERT_EQ(app->nodes(), 3u);  // one per slot, node 0 in the first
+    EXPECT_EQ(sum_over(*app, 5000), triangle(5000));
+    EXPECT_EQ(app->add_node(), 3u);  // the slots are used round-robin
+    EXPECT_EQ(app->nodes(), 4u);
+  }
+  EXPECT_EQ(s.read("hosts.log"), "127.0.0.1\nlocalhost\n127.0.0.1\n");
+  const std::string commands = s.read("commands.log");
+  EXPECT_NE(commands.find("DPS_NODE='2'"), std::string::npos) << commands;
+  EXPECT_EQ(commands.find(secret), std::string::npos) << "the secret was on a command line";
+}
+
+TEST(Launch, AHostfileWithAnUnreachableShellFailsWithItsReason) {
+  Scratch s;
+  const fs::path rsh = s.write("broken-rsh", "#!/bin/sh\necho 'no such host' >&2\nexit 255\n", true);
+  ScopedEnv shell_is("DPS_RSH", rsh.string());
+  try {
+    net::TcpOptions o;
+    o.hostfile = s.write("hosts", "127.0.0.1 2\n").string();
+    o.argv = this_test();
+    net::TcpBackend backend(o);
+    ADD_FAILURE() << "an application formed without its nodes";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "the process of node 1 exited with status 255 before joining");
+  }
+}
+
+// In the processes mpirun starts the test forms the application from their ranks; outside, it runs
+// mpirun on itself. Open MPI only launches here: DPS does not call MPI.
+TEST(Launch, TheRanksOfMpirunBecomeTheNodes) {
+  if (std::getenv("OMPI_COMM_WORLD_RANK")) {
+    auto app = in_processes({});
+    ASSERT_EQ(app->nodes(), 3u);
+    EXPECT_EQ(sum_over(*app, 4000), triangle(4000));
+    return;
+  }
+  std::string out;
+  if (shell("command -v mpirun", out) != 0) GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin)";
+  std::string command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 DPS_COORDINATOR=127.0.0.1:" +
+                        free_port() + " DPS_SECRET=" + net::Secret::generate().hex() +
+                        " mpirun --oversubscribe -np 3 -x DPS_COORDINATOR -x DPS_SECRET";
+  command += test_command();
+  EXPECT_EQ(shell(command, out), 0) << out;
+  EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
+}
+
+// What srun gives its tasks: SLURM_PROCID and SLURM_NTASKS.
+TEST(Launch, TheTasksOfSrunBecomeTheNodes) {
+  if (std::getenv("SLURM_PROCID")) {
+    auto app = in_processes({});
+    ASSERT_EQ(app->nodes(), 4u);
+    EXPECT_EQ(sum_over(*app, 4000), triangle(4000));
+    return;
+  }
+  const std::string env = "DPS_COORDINATOR=localhost:" + free_port() + " DPS_SECRET=" + net::Secret::generate().hex() +
+                          " SLURM_NTASKS=4";
+  const std::string test = test_command();
+  std::string out;
+  // Task 0 last: the others wait for it. The shell's status is task 0's; the others' are checked too.
+  const std::string command = "for t in 1 2 3; do " + env + " SLURM_PROCID=$t" + test +
+                              " || echo \"task $t failed\" & done; " + env + " SLURM_PROCID=0" + test + "; s=$?; wait; exit $s";
+  EXPECT_EQ(shell(command, out), 0) << out;
+  EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
+  EXPECT_EQ(out.find("failed"), std::string::npos) << out;
+}
+
+TEST(Launch, ExternalLaunchesExplainWhatTheyMiss) {
+  if (std::getenv("SLURM_PROCID")) {
+    try {
+      in_processes({});
+    } catch (const std::exception& e) {
+      std::printf("error: %s\n", e.what());
+    }
+    return;
+  }
+  auto error = [](const std::string& env) {
+    std::string out;
+    shell(env + test_command(), out);
+    return out;
+  };
+  EXPECT_NE(error("SLURM_PROCID=0 SLURM_NTASKS=2").find("DPS_SECRET is not set: under srun every process needs the same secret"),
+            std::string::npos);
+  EXPECT_NE(error("SLURM_PROCID=1 SLURM_NTASKS=2 DPS_SECRET=" + net::Secret::generate().hex())
+                .find("DPS_COORDINATOR is not set: under srun it names node 0's host and a free port"),
+            std::string::npos);
+  EXPECT_NE(error("SLURM_PROCID=2 SLURM_NTASKS=2").find("SLURM_PROCID=2 is not below SLURM_NTASKS=2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dps::test

@@ -1,0 +1,58 @@
+// Applications whose node processes run this same test binary: the others re-run the current test
+// (--gtest_filter), and in them the Application constructor serves until node 0 ends, then exits.
+//
+//   auto app = in_processes({"--nodes", "3"});        // node 0: this process
+//   auto app = in_processes({"--hostfile", path});   // the others over $DPS_RSH
+#pragma once
+
+#include <dps/dps.hpp>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dps::test {
+
+// argv for this test binary, running only the current test, then `extra`.
+inline std::vector<std::string> this_test(std::vector<std::string> extra = {}) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::vector<std::string> words = {"/proc/self/exe",
+                                    std::string("--gtest_filter=") + info->test_suite_name() + "." + info->name()};
+  words.insert(words.end(), extra.begin(), extra.end());
+  return words;
+}
+
+inline std::unique_ptr<Application> in_processes(std::vector<std::string> options) {
+  static std::vector<std::string> words;
+  static std::vector<char*> argv;
+  options.insert(options.end(), {"--workers", "2"});
+  words = this_test(std::move(options));
+  argv.clear();
+  for (auto& w : words) argv.push_back(w.data());
+  return std::make_unique<Application>(static_cast<int>(argv.size()), argv.data());
+}
+
+// Runs `command` through the shell; its exit status, its output (stdout and stderr) in `output`.
+inline int shell(const std::string& command, std::string& output) {
+  output.clear();
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) output.append(buf, n);
+  const int status = ::pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A word the shell reads back as itself.
+inline std::string quoted(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace dps::test
