@@ -1,0 +1,181 @@
+// A graph across four "hosts": network namespaces on this machine (scripts/netns-cluster), one node
+// process in each with its own address, links limited with tc tbf and CPU with a cgroup quota.
+// Node 0 runs in host 0 and starts the others from a hostfile through `netns-cluster rsh`, as it
+// would through ssh. Needs root; skips with a message otherwise.
+#include "processes.hpp"
+
+#include <dps/dps.hpp>
+#include <dps/net/launcher.hpp>
+
+#include <cereal/types/vector.hpp>
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace dps::test {
+namespace {
+
+constexpr const char* kPrefix = "dpst-";  // not the default: a cluster someone keeps up stays alone
+constexpr int kHosts = 4;
+constexpr double kMbit = 100;             // each host's link, both ways
+constexpr int kCpuPercent = 50;           // each host's share of one core
+
+struct Task {
+  long index = 0;
+  long burn_ms = 0;                // CPU time the leaf spends
+  LargeArray<char> load;           // carried to the leaf (bandwidth)
+  template <class A>
+  void serialize(A& a) {
+    a(index, burn_ms, load);
+  }
+};
+struct Report {
+  long node = 0;
+  unsigned long netns = 0;  // inode of the network namespace the leaf ran in
+  double cpu_s = 0, wall_s = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(node, netns, cpu_s, wall_s);
+  }
+};
+struct Reports {
+  std::vector<Report> all;
+  template <class A>
+  void serialize(A& a) {
+    a(all);
+  }
+};
+
+// One task per listed host (index -> the worker on that node), or one to `index` alone when it is set.
+struct Scatter : Split<Task, Task> {
+  Step execute(Task t) {
+    if (t.index >= 0) {
+      co_await post(std::move(t));
+    } else {
+      for (long i = 0; i < kHosts; ++i) {
+        Task one{i, t.burn_ms, {}};
+        co_await post(std::move(one));
+      }
+    }
+  }
+};
+
+double seconds(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+struct WhereAmI : Leaf<Task, Report> {
+  Report execute(const Task& t) {
+    struct stat ns {};
+    ::stat("/proc/self/ns/net", &ns);
+    const double cpu0 = seconds(CLOCK_THREAD_CPUTIME_ID), wall0 = seconds(CLOCK_MONOTONIC);
+    volatile unsigned long spin = 0;
+    while (seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0 < static_cast<double>(t.burn_ms) * 1e-3) spin = spin + 1;
+    return {static_cast<long>(node()), static_cast<unsigned long>(ns.st_ino), seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0,
+            seconds(CLOCK_MONOTONIC) - wall0};
+  }
+};
+
+struct Gather : Merge<Report, Reports> {
+  Step execute(Report r) {
+    Reports all;
+    all.all.push_back(r);
+    while (auto q = co_await next()) all.all.push_back(*q);
+    co_await post(std::move(all));
+  }
+};
+
+// Node 0, inside host 0.
+void run_inside(const std::string& hostfile) {
+  auto app = in_processes({"--hostfile", hostfile});
+  ASSERT_EQ(app->nodes(), static_cast<std::size_t>(kHosts));
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Stateless>("workers", kHosts);  // worker i on node i
+  auto graph = app->graph(op<Scatter>(master) >> op<WhereAmI>(workers, [](const Task& t) { return static_cast<std::size_t>(t.index); }) >>
+                          op<Gather>(master));
+
+  // Every node in a namespace of its own.
+  const Reports where = graph.call(Task{-1, 0, {}}).get();
+  ASSERT_EQ(where.all.size(), static_cast<std::size_t>(kHosts));
+  std::set<long> nodes;
+  std::set<unsigned long> namespaces;
+  for (const Report& r : where.all) nodes.insert(r.node), namespaces.insert(r.netns);
+  EXPECT_EQ(nodes, (std::set<long>{0, 1, 2, 3}));
+  EXPECT_EQ(namespaces.size(), static_cast<std::size_t>(kHosts));
+
+  // 4 MiB to host 1 cross its 100 Mbit/s link: at least ~0.3 s, not the loopback's milliseconds.
+  constexpr std::size_t bytes = 4 << 20;
+  const auto sent = std::chrono::steady_clock::now();
+  Task far{1, 0, LargeArray<char>(bytes)};
+  const Reports got = graph.call(std::move(far)).get();
+  const double transfer = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  ASSERT_EQ(got.all.size(), 1u);
+  EXPECT_EQ(got.all[0].node, 1);
+  const double floor = 0.75 * static_cast<double>(bytes) * 8 / (kMbit * 1e6);
+  EXPECT_GT(transfer, floor) << "the link is not limited";
+  std::printf("4 MiB to host 1 in %.3f s (%.1f Mbit/s)\n", transfer, static_cast<double>(bytes) * 8 / transfer / 1e6);
+
+  // 300 ms of CPU on a host capped at half a core take about twice as long.
+  Task burn{2, 300, {}};
+  const Reports cpu = graph.call(std::move(burn)).get();
+  ASSERT_EQ(cpu.all.size(), 1u);
+  EXPECT_GT(cpu.all[0].wall_s, 1.4 * cpu.all[0].cpu_s) << "the CPU share is not limited";
+  std::printf("%.3f s of CPU took %.3f s on host 2\n", cpu.all[0].cpu_s, cpu.all[0].wall_s);
+}
+
+struct NetnsCluster {
+  std::string script = std::string(DPS_SOURCE_DIR) + "/scripts/netns-cluster";
+  std::string up_output;
+  bool up = false;
+  NetnsCluster() {
+    up = shell(script + " up " + std::to_string(kHosts) + " --rate " + std::to_string(static_cast<int>(kMbit)) +
+                   "mbit --cpu " + std::to_string(kCpuPercent) + " --prefix " + kPrefix,
+               up_output) == 0;
+  }
+  ~NetnsCluster() {
+    std::string out;
+    shell(script + " down --prefix " + kPrefix, out);
+  }
+};
+
+TEST(MultiHost, AGraphRunsAcrossFourNamespacedHostsWithLimitedLinksAndCpu) {
+  // Node 0 inside host 0 (it has the hostfile), or one of the nodes it started (they serve and exit).
+  if (const char* hostfile = std::getenv("DPS_MULTIHOST_HOSTFILE")) return run_inside(hostfile);
+  if (std::getenv("DPS_NODE")) return run_inside("");
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for network namespaces, tc and cgroups (CI runs it as root)";
+  NetnsCluster cluster;
+  ASSERT_TRUE(cluster.up) << cluster.up_output;
+  char dir[] = "/tmp/dps-multihost-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string hostfile = std::string(dir) + "/hosts";
+  {
+    std::ofstream out(hostfile);
+    for (int i = 0; i < kHosts; ++i) out << "10.77.0." << i + 1 << "\n";
+  }
+  std::string command = "DPS_MULTIHOST_HOSTFILE=" + hostfile + " DPS_RSH=" +
+                        quoted(cluster.script + " rsh --prefix " + kPrefix) + " " + cluster.script +
+                        " exec --prefix " + kPrefix + " 0";
+  for (const std::string& w : this_test({"--gtest_color=no"}))
+    command += " " + quoted(w == "/proc/self/exe" ? net::self_executable() : w);
+  std::string out;
+  const int status = shell(command, out);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
+  std::printf("%s", out.c_str());
+}
+
+}  // namespace
+}  // namespace dps::test
