@@ -12,7 +12,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -167,6 +169,29 @@ TEST(Cluster, AHungNodeIsFoundByItsSilenceWithinFiveSeconds) {
   }
   EXPECT_LT(std::chrono::steady_clock::now() - stopped, std::chrono::seconds(5));
   ::kill(static_cast<pid_t>(victim), SIGKILL);
+}
+
+TEST(Cluster, EveryNodesTraceEventsReachNodeZerosSinkOnItsClock) {
+  auto app = cluster(3);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Stateless>("workers", 3);
+  auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<>>(workers) >> op<SumPartials<>>(master));
+  MemoryTrace trace;
+  app->trace_to(&trace);
+  const double before = app->runtime().now();
+  EXPECT_EQ(graph.call(Range{0, 3000}).get().sum, triangle(3000));
+  const double after = app->runtime().now();
+  app->trace_to(nullptr);  // collects what the other nodes recorded
+  std::map<NodeId, long> leaves;
+  for (const auto& s : trace.steps()) {
+    if (s.operation.find("AddRange") != std::string::npos) ++leaves[s.node];
+    EXPECT_GE(s.start, before - 0.002);  // clocks aligned within the ping's round trip
+    EXPECT_LE(s.end, after + 0.002);
+  }
+  EXPECT_EQ(leaves, (std::map<NodeId, long>{{0, 100}, {1, 100}, {2, 100}}));
+  std::set<NodeId> senders;
+  for (const auto& t : trace.transfers()) senders.insert(t.from);
+  EXPECT_EQ(senders, (std::set<NodeId>{0, 1, 2}));
 }
 
 TEST(Cluster, StrangersAreRefusedAndTheApplicationGoesOn) {

@@ -81,6 +81,13 @@ std::vector<Thread*> Runtime::threads() const {
   return all;
 }
 
+void Runtime::trace_to(TraceSink* sink) {
+  const bool relay = link_ && coordinates();
+  if (relay && tracer()) link_->collect_trace();  // the old sink gets what is on its way
+  tracer_.store(sink, std::memory_order_release);
+  if (relay) link_->tracing(sink != nullptr);
+}
+
 void Runtime::lifecycle(Lifecycle kind, const Thread* thread, NodeId node, NodeId to) {
   if (TraceSink* sink = tracer()) {
     sink->lifecycle({kind, thread ? thread->uid() : 0,

@@ -113,8 +113,20 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
         } else if constexpr (std::is_same_v<D, ClockOffset>) {
           done_with();
           clock_offset.store(d.offset, std::memory_order_relaxed);
+        } else if constexpr (std::is_same_v<D, TraceFlush>) {
+          done_with();
+          remote_trace.flush();
+          send_directive(0, TraceFlushed{d.request});
+        } else if constexpr (std::is_same_v<D, TraceFlushed>) {
+          done_with();
+          {
+            std::lock_guard lock(mu);
+            if (auto it = trace_flushes.find(d.request); it != trace_flushes.end()) it->second.insert(sender);
+          }
+          changed.notify_all();
         } else if constexpr (std::is_same_v<D, Shutdown>) {
           done_with();
+          remote_trace.flush();  // before the connections close
           {
             std::lock_guard lock(mu);
             ending = true;
@@ -239,6 +251,25 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             done_with();
             rt->abort_call(d.call);
           }
+          // --- traces ---
+          else if constexpr (std::is_same_v<D, Tracing>) {
+            done_with();
+            if (me == 0) throw WireError("node 0 was told to trace");
+            rt->trace_to(d.on ? &remote_trace : nullptr);
+            if (!d.on) remote_trace.flush();
+          } else if constexpr (std::is_same_v<D, TraceBatch>) {
+            done_with();
+            if (me != 0) throw WireError("trace events for a node other than 0");
+            TraceSink* sink = rt->tracer();
+            if (!sink) return;  // tracing stopped meanwhile
+            for (const TraceStep& e : d.steps)
+              sink->step({e.node, e.thread, e.collection, e.operation, e.call, e.start, e.end});
+            for (const TraceTransfer& e : d.transfers) sink->transfer({e.from, e.to, e.bytes, e.start, e.end});
+            for (const TraceChange& e : d.changes) {
+              if (e.kind > static_cast<std::uint8_t>(Lifecycle::NodeRemoved)) throw WireError("unknown lifecycle event");
+              sink->lifecycle({static_cast<Lifecycle>(e.kind), e.thread, e.collection, e.node, e.to, e.time});
+            }
+          }
         }
       },
       directive);
@@ -254,6 +285,7 @@ void TcpBackend::Impl::send_structure(NodeId to) {
   for (const Thread* t : threads)
     if (t->collection().index_of(*t) < 0) send_directive(to, ThreadDropped{t->uid()});
   for (const GraphCore* g : runtime->graphs()) send_directive(to, graph_image(*g));
+  if (runtime->tracer()) send_directive(to, Tracing{true});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -337,6 +369,40 @@ void TcpBackend::call_failed(CallId call, std::exception_ptr error) {
   } catch (...) {
   }
   impl_->send_directive(0, f);
+}
+
+void TcpBackend::tracing(bool on) { impl_->broadcast(Tracing{on}); }
+
+// Each node sends its last batch, then answers on the same connection: once every node answered
+// (or is gone), its events are in the sink.
+void TcpBackend::collect_trace() {
+  Impl& i = *impl_;
+  const std::uint64_t request = i.next_request.fetch_add(1) + 1;
+  const std::vector<NodeId> nodes = i.others();
+  {
+    std::lock_guard lock(i.mu);
+    i.trace_flushes[request];
+  }
+  for (NodeId n : nodes) {
+    try {
+      i.send_directive(n, TraceFlush{request});
+    } catch (const std::exception&) {  // gone: nothing more comes from it
+    }
+  }
+  try {
+    i.wait_for(
+        [&] {
+          const auto& answered = i.trace_flushes[request];
+          return std::all_of(nodes.begin(), nodes.end(), [&](NodeId n) { return answered.contains(n) || !i.peer(n); });
+        },
+        "the other nodes' trace events", 10);
+  } catch (...) {
+    std::lock_guard lock(i.mu);
+    i.trace_flushes.erase(request);
+    throw;
+  }
+  std::lock_guard lock(i.mu);
+  i.trace_flushes.erase(request);
 }
 
 }  // namespace dps::net

@@ -36,11 +36,6 @@ Endpoint parse_endpoint(const std::string& text, NodeId node) {
   return {node, text.substr(0, colon), static_cast<std::uint16_t>(port)};
 }
 
-std::string seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g s", s);
-  return text;
-}
 
 // The fixed-size bodies of the handshake frames.
 template <class... Parts>
@@ -62,6 +57,12 @@ Outgoing raw_frame(FrameKind kind, NodeId sender, std::vector<std::byte> body) {
 }
 
 }  // namespace
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", s);
+  return text;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Forming the application
@@ -254,15 +255,6 @@ std::shared_ptr<Connection> TcpBackend::Impl::connect(const Endpoint& to, double
   return c;
 }
 
-template <class Pred>
-void TcpBackend::Impl::wait_for(Pred done, const std::string& what, double seconds) {
-  std::unique_lock lock(mu);
-  const bool ok = changed.wait_for(lock, std::chrono::duration<double>(seconds), [&] {
-    return !failure.empty() || done();
-  });
-  if (!failure.empty()) throw std::runtime_error(failure);
-  if (!ok) throw std::runtime_error("timed out after " + net::seconds(seconds) + " waiting for " + what);
-}
 
 template <class Pred>
 void TcpBackend::Impl::wait_for_instances(Pred done, const std::string& what, const std::vector<NodeId>& nodes) {
@@ -273,7 +265,7 @@ void TcpBackend::Impl::wait_for_instances(Pred done, const std::string& what, co
       if (const std::string how = launcher ? launcher->ended(node) : ""; !how.empty())
         throw std::runtime_error("the process of node " + std::to_string(node) + " " + how + " before joining");
     if (std::chrono::steady_clock::now() >= deadline)
-      throw std::runtime_error("timed out after " + seconds(options.join_timeout) + " waiting for " + what);
+      throw std::runtime_error("timed out after " + seconds_text(options.join_timeout) + " waiting for " + what);
     changed.wait_for(lock, std::chrono::milliseconds(20));
   }
   if (!failure.empty()) throw std::runtime_error(failure);
@@ -373,12 +365,13 @@ void TcpBackend::Impl::beat() {
   heartbeat.expires_after(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(options.heartbeat)));
   heartbeat.async_wait([this](const asio::error_code& ec) {
     if (ec) return;
+    if (me != 0) remote_trace.flush();
     const auto silent_since = std::chrono::steady_clock::now() - std::chrono::duration<double>(options.silence);
     for (NodeId node = 0; node < kMaxNodes; ++node) {
       Connection* c = peer(node);
       if (!c) continue;
       if (c->heard < silent_since)
-        c->close("silent for " + seconds(options.silence) + " (the node hangs or cannot be reached)");
+        c->close("silent for " + seconds_text(options.silence) + " (the node hangs or cannot be reached)");
       else if (!c->spoke())
         c->send(raw_frame(FrameKind::Heartbeat, me, {}));
     }

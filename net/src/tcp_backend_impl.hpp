@@ -2,6 +2,8 @@
 // (tcp_backend.cpp) and the replication of the kernel's structure (replica.cpp).
 #pragma once
 
+#include "remote_trace.hpp"
+
 #include "dps/detail/strands.hpp"
 #include "dps/net/auth.hpp"
 #include "dps/net/connection.hpp"
@@ -130,6 +132,28 @@ struct TcpBackend::Impl final : Connection::Handler {
   std::unordered_map<std::uint64_t, std::vector<std::vector<std::byte>>> parked;
 
   std::unique_ptr<Launcher> launcher;
+
+  // Traces: the sink of this process while node 0 traces (others), and node 0's trace collections
+  // under way: request -> the nodes that answered.
+  RemoteTrace remote_trace{[this](TraceBatch&& batch) {
+    try {
+      send_directive(0, batch);
+    } catch (const std::exception&) {  // node 0 is gone: nobody to trace for
+    }
+  }};
+  std::unordered_map<std::uint64_t, std::set<NodeId>> trace_flushes;
 };
+
+std::string seconds_text(double s);  // "3 s", "0.5 s"
+
+template <class Pred>
+void TcpBackend::Impl::wait_for(Pred done, const std::string& what, double seconds) {
+  std::unique_lock lock(mu);
+  const bool ok = changed.wait_for(lock, std::chrono::duration<double>(seconds), [&] {
+    return !failure.empty() || done();
+  });
+  if (!failure.empty()) throw std::runtime_error(failure);
+  if (!ok) throw std::runtime_error("timed out after " + seconds_text(seconds) + " waiting for " + what);
+}
 
 }  // namespace dps::net

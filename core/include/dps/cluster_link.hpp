@@ -45,6 +45,11 @@ class ClusterLink {
   virtual void call_completed(const GraphCore& graph, CallId call, Payload&& result) = 0;
   // Node 0: a call failed, every process drops its work. Others: tell node 0.
   virtual void call_failed(CallId call, std::exception_ptr error) = 0;
+
+  // Node 0: the other processes record trace events for node 0's sink from now on (or stop).
+  virtual void tracing(bool on) = 0;
+  // Node 0: returns once the events the other processes recorded so far have reached its sink.
+  virtual void collect_trace() = 0;
 };
 
 }  // namespace dps

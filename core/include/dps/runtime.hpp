@@ -51,7 +51,9 @@ class Runtime {
 
   Backend& backend() const noexcept { return backend_; }
   TraceSink* tracer() const noexcept { return tracer_.load(std::memory_order_acquire); }
-  void trace_to(TraceSink* sink) noexcept { tracer_.store(sink, std::memory_order_release); }
+  // On a cluster, node 0's sink receives every node's events; switching sinks first collects the
+  // events the other nodes recorded for the previous one.
+  void trace_to(TraceSink* sink);
   double now() const { return backend_.now(); }
   bool steps_yield() const noexcept { return steps_yield_; }
 

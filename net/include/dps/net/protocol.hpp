@@ -147,11 +147,53 @@ struct CallAbort {  // node 0 to all
   DPS_FIELDS(call)
 };
 
+// --- traces: every node's events reach node 0's sink, on node 0's clock ---
+struct Tracing {  // node 0 to all: record (or stop recording) events for node 0
+  bool on = false;
+  DPS_FIELDS(on)
+};
+struct TraceStep {
+  std::uint32_t node = 0;
+  std::uint64_t thread = 0;
+  std::string collection, operation;
+  std::uint64_t call = 0;
+  double start = 0, end = 0;
+  DPS_FIELDS(node, thread, collection, operation, call, start, end)
+};
+struct TraceTransfer {
+  std::uint32_t from = 0, to = 0;
+  std::uint64_t bytes = 0;
+  double start = 0, end = 0;
+  DPS_FIELDS(from, to, bytes, start, end)
+};
+struct TraceChange {
+  std::uint8_t kind = 0;
+  std::uint64_t thread = 0;
+  std::string collection;
+  std::uint32_t node = 0, to = 0;
+  double time = 0;
+  DPS_FIELDS(kind, thread, collection, node, to, time)
+};
+struct TraceBatch {  // to node 0: events recorded since the last batch
+  std::vector<TraceStep> steps;
+  std::vector<TraceTransfer> transfers;
+  std::vector<TraceChange> changes;
+  DPS_FIELDS(steps, transfers, changes)
+};
+struct TraceFlush {  // node 0 to all: send what you recorded, then answer
+  std::uint64_t request = 0;
+  DPS_FIELDS(request)
+};
+struct TraceFlushed {  // to node 0, after the last batch
+  std::uint64_t request = 0;
+  DPS_FIELDS(request)
+};
+
 #undef DPS_FIELDS
 
 using Directive =
     std::variant<Join, Members, Leaving, Ready, ClockPing, ClockPong, ClockOffset, Shutdown, CollectionCreated, ThreadAdded,
                  ThreadDropped, GraphCreated, RetireRequest, StateReturned, MigrateRequest, MigrateDone, ThreadImage,
-                 ThreadMoved, CallResult, CallFailure, CallAbort>;
+                 ThreadMoved, CallResult, CallFailure, CallAbort, Tracing, TraceBatch, TraceFlush, TraceFlushed>;
 
 }  // namespace dps::net

@@ -74,6 +74,8 @@ class TcpBackend final : public Backend, public ClusterLink {
   void migrate(Thread& thread, NodeId to, Done done) override;
   void call_completed(const GraphCore& graph, CallId call, Payload&& result) override;
   void call_failed(CallId call, std::exception_ptr error) override;
+  void tracing(bool on) override;
+  void collect_trace() override;
 
   struct Impl;
 
