@@ -85,7 +85,9 @@ class TestBackend final : public Backend {
   void remove_node(NodeId n) override { local_.remove_node(n); }
   void schedule(Thread& t) override { local_.schedule(t); }
   void send(NodeId from, Thread& to, Envelope* e) override { local_.send(from, to, e); }
-  void migrate(Thread& t, NodeId to, std::string state) override { local_.migrate(t, to, std::move(state)); }
+  void migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override {
+    local_.migrate(t, to, std::move(state), std::move(arrived));
+  }
   void quiesce() override { local_.quiesce(); }
   double now() const override { return local_.now(); }
   bool steps_yield() const override { return flags_.yield; }

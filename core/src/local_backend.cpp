@@ -63,7 +63,10 @@ void LocalBackend::send(NodeId from, Thread& to, Envelope* e) {
   impl_->runtime->enqueue(to, e);
 }
 
-void LocalBackend::migrate(Thread& thread, NodeId to, std::string state) { thread.relocate(to, state); }
+void LocalBackend::migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
+  thread.relocate(to, state);
+  arrived(nullptr);
+}
 
 void LocalBackend::quiesce() { impl_->strands.quiesce(); }
 

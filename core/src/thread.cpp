@@ -223,14 +223,15 @@ void Thread::settle() {
     const NodeId from = node();
     if (move.to != from) {
       try {
-        runtime_.backend().migrate(*this, move.to, state_->save());
+        runtime_.backend().migrate(*this, move.to, state_->save(), move.done);  // done once it arrived
       } catch (...) {
         move.done(std::current_exception());
         return;
       }
       runtime_.lifecycle(Lifecycle::ThreadMigrated, this, from, move.to);
+    } else {
+      move.done(nullptr);
     }
-    move.done(nullptr);
   }
   if (life_ == Life::Retiring) {
     life_ = Life::Retired;

@@ -102,7 +102,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
           changed.notify_all();
         } else if constexpr (std::is_same_v<D, ClockPing>) {
           done_with();
-          send_directive(sender, ClockPong{d.sent, now()});
+          tell(sender, ClockPong{d.sent, now()});
         } else if constexpr (std::is_same_v<D, ClockPong>) {
           done_with();
           {
@@ -192,7 +192,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
                 reply.image = box.save();
               } catch (const std::exception&) {  // a state that cannot travel: the requester knows
               }
-              send_directive(sender, reply);
+              tell(sender, reply);
             });
           } else if constexpr (std::is_same_v<D, StateReturned>) {
             done_with();
@@ -212,19 +212,20 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             Thread* t = rt->thread(d.uid);
             if (!t) throw WireError("migration of unknown thread");
             rt->migrate(*t, d.to, [this, sender, request = d.request](std::exception_ptr error) {
-              send_directive(sender, MigrateDone{request, error ? describe(error) : std::string()});
+              tell(sender, MigrateDone{request, error ? describe(error) : std::string()});
             });
           } else if constexpr (std::is_same_v<D, MigrateDone>) {
             done_with();
             Done done;
             {
               std::lock_guard lock(mu);
-              done = std::move(migrations[d.request]);
-              migrations.erase(d.request);
+              auto it = migrations.find(d.request);
+              if (it == migrations.end()) throw WireError("answer to no migration");
+              done = std::move(it->second.done);
+              migrations.erase(it);
             }
-            if (done) done(d.error.empty() ? nullptr : std::make_exception_ptr(Error(d.error)));
+            done(d.error.empty() ? nullptr : std::make_exception_ptr(Error(d.error)));
           } else if constexpr (std::is_same_v<D, ThreadImage>) {
-            done_with();
             Thread* t = rt->thread(d.uid);
             if (!t) throw WireError("image of unknown thread");
             for (const Forward& f : d.forwarders) {
@@ -232,7 +233,11 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
               if (!owner) throw WireError("forwarder to unknown thread");
               t->forward_frame({f.frame, f.call, owner});
             }
-            t->relocate(me, d.image);  // it runs here from now on
+            std::string image;
+            rest(image);
+            done_with();
+            t->relocate(me, image);  // it runs here from now on
+            tell(sender, MigrateDone{d.request, {}});
           } else if constexpr (std::is_same_v<D, ThreadMoved>) {
             done_with();
             if (Thread* t = rt->thread(d.uid)) t->depart(d.node);
@@ -336,17 +341,28 @@ void TcpBackend::migrate(Thread& t, NodeId to, Done done) {
   const std::uint64_t request = impl_->next_request.fetch_add(1) + 1;
   {
     std::lock_guard lock(impl_->mu);
-    impl_->migrations[request] = std::move(done);
+    impl_->migrations[request] = {std::move(done), t.node()};
   }
   impl_->send_directive(t.node(), MigrateRequest{t.uid(), request, to});
 }
 
 // On the thread's host, from its strand: the image goes first, then whatever reaches the thread
 // here follows it over the same connection, so it arrives after the image.
-void TcpBackend::migrate(Thread& t, NodeId to, std::string state) {
-  ThreadImage image{t.uid(), std::move(state), {}};
+void TcpBackend::migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
+  const std::uint64_t request = impl_->next_request.fetch_add(1) + 1;
+  ThreadImage image{t.uid(), request, {}};
   for (const Thread::Forwarder& f : t.forwarders()) image.forwarders.push_back({f.frame, f.call, f.owner->uid()});
-  impl_->send_directive(to, image);
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->migrations[request] = {std::move(arrived), to};
+  }
+  try {
+    impl_->send_directive(to, image, std::move(state));
+  } catch (...) {
+    std::lock_guard lock(impl_->mu);
+    impl_->migrations.erase(request);
+    throw;
+  }
   t.depart(to);
   for (NodeId n : impl_->others(to)) impl_->send_directive(n, ThreadMoved{t.uid(), to});
 }

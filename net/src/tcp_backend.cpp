@@ -413,6 +413,30 @@ void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, const Paylo
   send_frame(to, std::move(f));
 }
 
+void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, std::string attached) {
+  Outgoing f;
+  WireWriter out(f.head);
+  out(d);
+  out(attached);  // large: referenced, not copied (std::string moves keep their buffer)
+  if (out.size() > options.max_frame)
+    throw std::length_error("a directive of " + std::to_string(out.size()) + " bytes exceeds the frame limit of " +
+                            std::to_string(options.max_frame));
+  f.segments = out.segments();
+  f.attached = std::move(attached);
+  f.header.kind = FrameKind::Directive;
+  f.header.sender = me;
+  f.header.length = static_cast<std::uint32_t>(out.size());
+  send_frame(to, std::move(f));
+}
+
+void TcpBackend::Impl::tell(NodeId to, const Directive& d) noexcept {
+  try {
+    send_directive(to, d);
+  } catch (const std::exception& e) {
+    log("could not answer node " + std::to_string(to) + ": " + e.what());
+  }
+}
+
 std::vector<NodeId> TcpBackend::Impl::others(NodeId skip) const {
   std::lock_guard lock(mu);
   std::vector<NodeId> out;
@@ -519,6 +543,17 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
     }
   }
   changed.notify_all();
+  // Migrations it was to answer for will not complete.
+  std::vector<Done> stranded;
+  {
+    std::lock_guard lock(mu);
+    std::erase_if(migrations, [&](auto& m) {
+      if (m.second.answers != c.peer) return false;
+      stranded.push_back(std::move(m.second.done));
+      return true;
+    });
+  }
+  for (Done& done : stranded) done(std::make_exception_ptr(NodeFailure(c.peer, reason)));
   if (me != 0 && c.peer == 0) {
     log("node 0 is gone (" + reason + "): leaving");
   } else if (!lost.empty()) {

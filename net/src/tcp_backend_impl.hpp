@@ -53,6 +53,10 @@ struct TcpBackend::Impl final : Connection::Handler {
   Connection* peer(NodeId node) const noexcept;
   void send_frame(NodeId to, Outgoing frame);
   void send_directive(NodeId to, const Directive& d, const Payload* payload = nullptr);
+  // An answer: sent, or dropped when `to` is gone (its loss is handled where its connection closed).
+  void tell(NodeId to, const Directive& d) noexcept;
+  // A directive followed by a large block, sent from where it lies (a thread's image).
+  void send_directive(NodeId to, const Directive& d, std::string attached);
   std::vector<NodeId> others(NodeId skip = UINT32_MAX) const;  // live nodes but this one (and `skip`)
   void broadcast(const Directive& d);                          // to every other live node
   void start_instances();              // node 0: start (unless srun or mpirun did) and wait for them
@@ -126,7 +130,11 @@ struct TcpBackend::Impl final : Connection::Handler {
     const detail::StateType* type = nullptr;
   };
   std::unordered_map<std::uint64_t, Retirement> retirements;
-  std::unordered_map<std::uint64_t, Done> migrations;
+  struct Migration {
+    Done done;
+    NodeId answers = 0;  // the node whose MigrateDone completes it (it failing fails the migration)
+  };
+  std::unordered_map<std::uint64_t, Migration> migrations;
 
   // Envelope frames naming a thread or graph whose directive has not arrived yet (network thread).
   std::unordered_map<std::uint64_t, std::vector<std::vector<std::byte>>> parked;

@@ -28,13 +28,14 @@
 
 namespace dps::net {
 
-// A frame on its way out. Its external segments point into `envelope`, which lives until the frame
-// is written.
+// A frame on its way out. Its external segments point into `envelope` or `attached`, which live
+// until the frame is written.
 struct Outgoing {
   FrameHeader header;
   std::vector<std::byte> head;
   std::vector<WireWriter::Segment> segments;
   std::unique_ptr<Envelope> envelope;
+  std::string attached;  // a large block sent with a directive (a thread's image)
 
   std::size_t size() const noexcept { return FrameHeader::kSize + header.length; }
 };

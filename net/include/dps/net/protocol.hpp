@@ -117,12 +117,11 @@ struct Forward {
   std::uint64_t frame = 0, call = 0, owner = 0;
   DPS_FIELDS(frame, call, owner)
 };
-struct ThreadImage {  // old host to new host: the thread, then its mail follows
-  std::uint64_t uid = 0;
-  std::string image;
+struct ThreadImage {  // old host to new host: the thread, then its mail follows; MigrateDone answers
+  std::uint64_t uid = 0, request = 0;
   std::vector<Forward> forwarders;
-  DPS_FIELDS(uid, image, forwarders)
-};
+  DPS_FIELDS(uid, request, forwarders)
+};  // the state's image follows the directive in the frame
 struct ThreadMoved {  // old host to everyone else
   std::uint64_t uid = 0;
   std::uint32_t node = 0;

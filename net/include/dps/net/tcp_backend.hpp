@@ -55,7 +55,7 @@ class TcpBackend final : public Backend, public ClusterLink {
   void remove_node(NodeId node) override;
   void schedule(Thread& thread) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
-  void migrate(Thread& thread, NodeId to, std::string state) override;
+  void migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
   void quiesce() override;
   void stop() override;
   double now() const override;
