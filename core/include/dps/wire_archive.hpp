@@ -12,7 +12,8 @@
 // (the data of a LargeArray, a std::vector of numbers) by reference, so a sender writes them to the
 // socket from the object itself (scatter-gather) instead of copying them first. The reader checks
 // every length against what is left, so a malformed or hostile message cannot make it read out of
-// bounds or allocate more than the message holds.
+// bounds or allocate more than the message holds, and every bool and variant index against the
+// values it may take; whatever does not decode is a WireError.
 #pragma once
 
 #include <cereal/cereal.hpp>
@@ -24,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace dps {
@@ -130,6 +132,32 @@ std::enable_if_t<std::is_arithmetic_v<T>> CEREAL_SAVE_FUNCTION_NAME(WireWriter& 
 template <class T>
 std::enable_if_t<std::is_arithmetic_v<T>> CEREAL_LOAD_FUNCTION_NAME(WireReader& ar, T& value) {
   ar.read(&value, sizeof value);
+}
+// Types with fewer valid values than their bytes can hold are checked like lengths: a bool byte
+// other than 0 and 1 is undefined behaviour once read as a bool, and cereal's own variant loader
+// throws cereal::Exception (not WireError) on an index that names no alternative.
+inline void CEREAL_LOAD_FUNCTION_NAME(WireReader& ar, bool& value) {
+  const auto byte = ar.get<std::uint8_t>();
+  if (byte > 1)
+    throw WireError("bool of value " + std::to_string(byte) + " at offset " + std::to_string(ar.offset() - 1));
+  value = byte != 0;
+}
+namespace detail {
+template <std::size_t I = 0, class... T>
+void load_alternative(WireReader& ar, std::size_t index, std::variant<T...>& v) {
+  if constexpr (I < sizeof...(T)) {
+    if (index != I) return load_alternative<I + 1>(ar, index, v);
+    ar(v.template emplace<I>());
+  }
+}
+}  // namespace detail
+template <class... T>
+void CEREAL_LOAD_FUNCTION_NAME(WireReader& ar, std::variant<T...>& v) {
+  const auto index = ar.get<std::int32_t>();  // as cereal's variant saver writes it
+  if (index < 0 || static_cast<std::size_t>(index) >= sizeof...(T))
+    throw WireError("variant index " + std::to_string(index) + " of " + std::to_string(sizeof...(T)) +
+                    " alternatives at offset " + std::to_string(ar.offset() - 4));
+  detail::load_alternative(ar, static_cast<std::size_t>(index), v);
 }
 template <class T>
 void CEREAL_SAVE_FUNCTION_NAME(WireWriter& ar, const cereal::BinaryData<T>& data) {
