@@ -223,9 +223,16 @@ TEST(Cluster, StrangersAreRefusedAndTheApplicationGoesOn) {
     out.insert(out.end(), body.begin(), body.end());
     return out;
   };
-  // An envelope before any handshake; garbage; a handshake with a made-up proof.
+  // An envelope before any handshake; garbage; a header announcing 1 GiB before any handshake (no
+  // buffer is made for it); a handshake with a made-up proof.
   EXPECT_TRUE(closed_by_node0(frame(net::FrameKind::Envelope, std::vector<std::byte>(40))));
   EXPECT_TRUE(closed_by_node0(frame(net::FrameKind::Hello, {}, 0xdeadbeef)));
+  auto huge = frame(net::FrameKind::Hello, {});
+  const std::uint32_t gigabyte = 1u << 30;
+  std::memcpy(huge.data() + 8, &gigabyte, sizeof gigabyte);  // the header's length field
+  const auto sent = std::chrono::steady_clock::now();
+  EXPECT_TRUE(closed_by_node0(huge));
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(2)) << "not closed at its header";
   std::vector<std::byte> hello(4 + 16, std::byte{1});
   hello[0] = std::byte{7};
   hello[1] = hello[2] = hello[3] = std::byte{0};

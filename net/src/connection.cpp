@@ -84,7 +84,9 @@ void Connection::parse() {
   while (end_ - begin_ >= FrameHeader::kSize) {
     FrameHeader h;
     std::memcpy(&h, in_.data() + begin_, sizeof h);
-    if (auto reason = h.check(max_body_)) return fail(*reason);
+    // Before authentication only the handshake's small frames: a stranger's header must not make
+    // this process allocate a large buffer.
+    if (auto reason = h.check(authenticated ? max_body_ : kMaxHandshakeBody)) return fail(*reason);
     const std::size_t need = FrameHeader::kSize + h.length;
     if (end_ - begin_ < need) {
       if (in_.size() - begin_ < need) {  // make room for the whole frame

@@ -24,6 +24,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // Written in about three pieces, so the Connection also sees frames split across reads.
-  targets().feed(std::as_bytes(std::span(data, size)), true, size / 3 + 1);
+  targets().feed(std::as_bytes(std::span(data, size)), true, size / 3 + 1, size % 2 == 0);
   return 0;
 }

@@ -201,7 +201,7 @@ void DecoderTargets::write_corpus(const std::filesystem::path& dir) const {
   }
 }
 
-Outcome DecoderTargets::feed(std::span<const std::byte> input, bool stream, std::size_t piece) {
+Outcome DecoderTargets::feed(std::span<const std::byte> input, bool stream, std::size_t piece, bool authenticated) {
   using net::FrameHeader;
   Outcome out;
   const long alive = Alive::count.load();
@@ -223,7 +223,7 @@ Outcome DecoderTargets::feed(std::span<const std::byte> input, bool stream, std:
   if (Alive::count.load() != alive)
     throw Mismatch("decoding " + hex(body) + " left " + std::to_string(Alive::count.load() - alive) +
                    " objects behind");
-  if (stream) this->stream(input, piece, out);
+  if (stream) this->stream(input, piece, authenticated, out);
   return out;
 }
 
@@ -271,16 +271,17 @@ Result DecoderTargets::envelope(std::span<const std::byte> body) const {
   return Result::Decoded;
 }
 
-void DecoderTargets::stream(std::span<const std::byte> input, std::size_t piece, Outcome& out) {
+void DecoderTargets::stream(std::span<const std::byte> input, std::size_t piece, bool authenticated, Outcome& out) {
   using net::FrameHeader;
   // What the Connection must do: hand up every complete frame before the first bad header, then
   // close with that header's reason, or as the peer closed when the bytes ran out.
+  const std::size_t limit = authenticated ? kMaxBody : net::Connection::kMaxHandshakeBody;
   std::vector<std::span<const std::byte>> frames;
   std::string reason = "closed by peer";
   for (std::size_t at = 0; input.size() - at >= FrameHeader::kSize;) {
     FrameHeader h;
     std::memcpy(&h, input.data() + at, sizeof h);
-    if (auto bad = h.check(kMaxBody)) {
+    if (auto bad = h.check(limit)) {
       reason = *bad;
       break;
     }
@@ -297,6 +298,7 @@ void DecoderTargets::stream(std::span<const std::byte> input, std::size_t piece,
   writing.assign(asio::ip::tcp::v4(), fds[1]);
   Recorder recorder;
   auto connection = std::make_shared<net::Connection>(std::move(reading), recorder, kMaxBody);
+  connection->authenticated = authenticated;
   connection->start();
   std::size_t written = 0;
   std::function<void()> write_next = [&] {

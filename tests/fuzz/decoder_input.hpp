@@ -125,15 +125,17 @@ class DecoderTargets {
   void write_corpus(const std::filesystem::path& dir) const;  // one file per seed
 
   // `body` is the input after its 16 header bytes (all of it when shorter). With `stream`, the whole
-  // input also goes through a Connection, written in pieces of at most `piece` bytes.
-  Outcome feed(std::span<const std::byte> input, bool stream = true, std::size_t piece = SIZE_MAX);
+  // input also goes through a Connection, written in pieces of at most `piece` bytes; before
+  // authentication unless `authenticated` (then only handshake-sized frames pass).
+  Outcome feed(std::span<const std::byte> input, bool stream = true, std::size_t piece = SIZE_MAX,
+               bool authenticated = true);
 
   static std::vector<std::byte> frame(net::FrameKind kind, std::span<const std::byte> body);
 
  private:
   Result directive(std::span<const std::byte> body) const;
   Result envelope(std::span<const std::byte> body) const;
-  void stream(std::span<const std::byte> input, std::size_t piece, Outcome& out);
+  void stream(std::span<const std::byte> input, std::size_t piece, bool authenticated, Outcome& out);
 
   Application app_;
   const Runtime* runtime_;

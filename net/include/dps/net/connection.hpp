@@ -51,6 +51,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     virtual void on_closed(Connection& connection, const std::string& reason) = 0;
   };
 
+  static constexpr std::size_t kMaxHandshakeBody = 4096;  // the limit before authentication
+
   Connection(asio::ip::tcp::socket socket, Handler& handler, std::size_t max_body);
   ~Connection();
 
