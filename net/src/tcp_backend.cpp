@@ -96,8 +96,15 @@ TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std
                              " every process needs the same secret (export DPS_SECRET=$(openssl rand -hex 32))");
   secret = hex.empty() ? Secret::generate() : Secret::from_hex(hex);
 
-  network = std::thread([this] { io.run(); });
-  asio::post(io, [this] { beat(); });
+  if (const std::string poll = env("DPS_POLL_US"); !poll.empty()) {
+    char* end = nullptr;
+    options.poll_us = std::strtod(poll.c_str(), &end);
+    if (*end != '\0' || !(options.poll_us >= 0))
+      throw std::runtime_error("DPS_POLL_US must be a number of microseconds, got '" + poll + "'");
+  }
+  network = std::thread([this] { run_network(); });
+  heart = std::thread([this] { send_heartbeats(); });
+  asio::post(io, [this] { watch(); });
   try {
     if (me != 0) {
       join();
@@ -117,6 +124,7 @@ TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std
       start_instances();
     }
   } catch (...) {
+    stop_heart();
     work.reset();
     io.stop();
     network.join();
@@ -124,7 +132,17 @@ TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std
   }
 }
 
+void TcpBackend::Impl::stop_heart() {
+  {
+    std::lock_guard lock(mu);
+    heart_stops = true;
+  }
+  changed.notify_all();
+  if (heart.joinable()) heart.join();
+}
+
 TcpBackend::Impl::~Impl() {
+  stop_heart();
   {
     std::lock_guard lock(mu);
     ending = true;
@@ -359,23 +377,54 @@ void TcpBackend::Impl::align_clock(NodeId node) {
   send_directive(node, ClockOffset{best_offset});
 }
 
-// Every connection hears something at least every `heartbeat` seconds, so one silent for `silence`
-// seconds has a hung or unreachable node at its end (a dead one closes its connections itself).
-void TcpBackend::Impl::beat() {
-  heartbeat.expires_after(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(options.heartbeat)));
-  heartbeat.async_wait([this](const asio::error_code& ec) {
-    if (ec) return;
+// The network thread. After it ran a thread itself (see schedule) it keeps polling for `poll_us`
+// before it sleeps in epoll: the answer to what it sent usually comes sooner than a sleeping thread
+// wakes. Otherwise it sleeps at once, leaving the cores to the strands.
+void TcpBackend::Impl::run_network() {
+  const auto spin = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(options.poll_us * 1e-6));
+  auto ran = std::chrono::steady_clock::time_point{};
+  while (!io.stopped()) {
+    if (std::chrono::steady_clock::now() - ran < spin ? io.poll() : io.run_one()) {
+      if (std::exchange(ran_here, false)) ran = std::chrono::steady_clock::now();
+    }
+  }
+}
+
+// Heartbeats come from a thread of their own, so that a long step the network thread runs does not
+// silence this process: every connection hears something at least every `heartbeat` seconds.
+void TcpBackend::Impl::send_heartbeats() {
+  const auto period = std::chrono::duration<double>(options.heartbeat);
+  std::unique_lock lock(mu);
+  while (!changed.wait_for(lock, period, [&] { return heart_stops; })) {
+    lock.unlock();
+    for (NodeId node = 0; node < kMaxNodes; ++node)
+      if (Connection* c = peer(node); c && !c->spoke()) c->send(raw_frame(FrameKind::Heartbeat, me, {}));
     if (me != 0) remote_trace.flush();
-    const auto silent_since = std::chrono::steady_clock::now() - std::chrono::duration<double>(options.silence);
+    lock.lock();
+  }
+}
+
+// A connection silent for `silence` seconds has a hung or unreachable node at its end (a dead one
+// closes its connections itself). Judged on the network thread, which reads: after it was busy
+// (a long step run here), silence says nothing about the others and is not judged.
+void TcpBackend::Impl::watch() {
+  const auto period = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(options.heartbeat));
+  const auto due = std::chrono::steady_clock::now() + period;
+  watchdog.expires_at(due);
+  watchdog.async_wait([this, due, period](const asio::error_code& ec) {
+    if (ec) return;
+    const auto now = std::chrono::steady_clock::now();
+    const bool was_busy = now - due > period;
+    const auto silent_since = now - std::chrono::duration<double>(options.silence);
     for (NodeId node = 0; node < kMaxNodes; ++node) {
       Connection* c = peer(node);
       if (!c) continue;
-      if (c->heard < silent_since)
+      if (was_busy)
+        c->heard = std::max(c->heard, now - period);
+      else if (c->heard < silent_since)
         c->close("silent for " + seconds_text(options.silence) + " (the node hangs or cannot be reached)");
-      else if (!c->spoke())
-        c->send(raw_frame(FrameKind::Heartbeat, me, {}));
     }
-    beat();
+    watch();
   });
 }
 
@@ -646,7 +695,11 @@ long TcpBackend::process_id(NodeId node) const {
   return it == impl_->joined.end() ? -1 : static_cast<long>(it->second.pid);
 }
 
-void TcpBackend::schedule(Thread& thread) { impl_->strands.schedule(thread); }
+// A message the network thread delivers to a quick thread is handled right there.
+void TcpBackend::schedule(Thread& thread) {
+  if (std::this_thread::get_id() != impl_->network.get_id()) return impl_->strands.schedule(thread);
+  if (impl_->strands.run_here(thread)) impl_->ran_here = true;
+}
 
 void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
   const NodeId node = to.node();

@@ -63,7 +63,10 @@ struct TcpBackend::Impl final : Connection::Handler {
   void launch(NodeId node);            // node 0: start the instance of `node`; returns once it joined
   void join();                         // other nodes
   void align_clock(NodeId node);       // node 0
-  void beat();                         // network thread: heartbeats out, silent peers closed
+  void run_network();
+  void send_heartbeats();              // the heart thread
+  void stop_heart();
+  void watch();                        // network thread: silent peers closed
   template <class Pred>
   void wait_for(Pred done, const std::string& what, double seconds);
   // Node 0, while instances start: as wait_for, but the end of one of `nodes`' processes fails it at once.
@@ -97,9 +100,12 @@ struct TcpBackend::Impl final : Connection::Handler {
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
   asio::ip::tcp::acceptor acceptor{io};
-  asio::steady_timer heartbeat{io};
+  asio::steady_timer watchdog{io};
   Endpoint endpoint;  // where this process listens
   std::thread network;
+  bool ran_here = false;  // network thread: it ran a DPS thread since it last looked
+  std::thread heart;
+  bool heart_stops = false;  // under mu
 
   mutable std::mutex mu;
   std::condition_variable changed;

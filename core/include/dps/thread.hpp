@@ -65,6 +65,17 @@ class Thread {
   std::vector<Forwarder> forwarders() const;
   void forward_frame(const Forwarder& f);
 
+  // Backend side: how long its runs take, as the strands that run it saw. A backend may run a thread
+  // whose last run was quick on the OS thread that delivers its message (no thread switch); never
+  // one that ever ran long (a step that blocks the delivering thread delays every other message).
+  enum class Pace : std::uint8_t { Unknown, Quick, Slow, Heavy };  // Heavy is for good
+  Pace pace() const noexcept { return pace_.load(std::memory_order_relaxed); }
+  void ran_for(double seconds) noexcept {
+    constexpr double kQuick = 200e-6, kHeavy = 10e-3;
+    if (pace() != Pace::Heavy)
+      pace_.store(seconds > kHeavy ? Pace::Heavy : seconds > kQuick ? Pace::Slow : Pace::Quick, std::memory_order_relaxed);
+  }
+
   // Envelope blocks freed while this thread ran, reused by its next allocations.
   detail::EnvelopeCache& envelope_cache() noexcept { return envelope_cache_; }
 
@@ -121,6 +132,7 @@ class Thread {
   ThreadsCore& collection_;
   const std::uint64_t uid_;
   std::atomic<NodeId> node_;
+  std::atomic<Pace> pace_{Pace::Unknown};
   std::unique_ptr<detail::StateBox> state_;
 
   detail::Mailbox mailbox_;

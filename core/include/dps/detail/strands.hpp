@@ -5,6 +5,7 @@
 //
 //   detail::Strands strands(2);
 //   strands.schedule(thread);     // thread.run(budget) until it has no more work
+//   strands.run_here(thread);     // a few steps on this OS thread first (a quick thread)
 //   strands.quiesce();            // until nothing is scheduled or running
 #pragma once
 
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -91,7 +93,8 @@ class Executor {
 
 class Strands {
  public:
-  static constexpr std::size_t kBudget = 512;  // messages a strand handles before it lets others run
+  static constexpr std::size_t kBudget = 512;      // messages a strand handles before it lets others run
+  static constexpr std::size_t kInlineBudget = 8;  // steps run_here takes before it hands over
 
   explicit Strands(std::size_t workers)
       : workers_(workers ? workers : std::max(1u, std::thread::hardware_concurrency())), executor_(workers_) {}
@@ -103,6 +106,24 @@ class Strands {
     executor_.enqueue([this, &t] { run(t); });
   }
 
+  // Runs a quick thread on the calling OS thread for a few steps (no thread switch between a
+  // message's arrival and its handling), then on the strands if it has more; false when it
+  // scheduled it as usual instead (not quick, or called from inside such a run).
+  bool run_here(Thread& t) {
+    static thread_local bool running = false;
+    if (running || t.pace() != Thread::Pace::Quick) {
+      schedule(t);
+      return false;
+    }
+    active_.fetch_add(1);
+    running = true;
+    struct Done {
+      ~Done() { running = false; }
+    } done;
+    run(t, kInlineBudget);
+    return true;
+  }
+
   void quiesce() {
     quiescing_.store(true);
     for (std::int64_t n = active_.load(); n != 0; n = active_.load()) active_.wait(n);
@@ -110,8 +131,11 @@ class Strands {
   }
 
  private:
-  void run(Thread& t) {
-    if (t.run(kBudget)) {
+  void run(Thread& t, std::size_t budget = kBudget) {
+    const auto start = std::chrono::steady_clock::now();
+    const bool more = t.run(budget);
+    t.ran_for(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (more) {
       executor_.enqueue([this, &t] { run(t); });
       return;
     }

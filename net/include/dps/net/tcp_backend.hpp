@@ -35,7 +35,8 @@ struct TcpOptions {
   std::size_t max_frame = 1u << 30;   // a larger frame closes its connection
   double join_timeout = 30;           // seconds node 0 waits for the instances it started
   double heartbeat = 0.5;             // seconds between heartbeats on a connection with nothing to send
-  double silence = 3;                 // a peer silent this long has failed (hung, or its network is down)
+  double silence = 3;
+  double poll_us = 50;                // the network thread polls this long after a frame before it sleeps                 // a peer silent this long has failed (hung, or its network is down)
 };
 
 class TcpBackend final : public Backend, public ClusterLink {
