@@ -67,14 +67,6 @@ std::string free_port() {
   return std::to_string(a.local_endpoint().port());
 }
 
-// The shell words that run the current test again, in plain text.
-std::string test_command() {
-  std::string command;
-  for (const std::string& w : this_test({"--gtest_color=no"}))
-    command += " " + quoted(w == "/proc/self/exe" ? net::self_executable() : w);
-  return command;
-}
-
 std::vector<std::string> hostfile_error(const std::string& text) {
   Scratch s;
   try {
@@ -105,7 +97,7 @@ TEST(Launch, HostfilesGiveOneEntryPerSlotAndNameTheirBadLines) {
 TEST(Launch, AHostfileStartsInstancesThroughTheRemoteShellOnePerSlot) {
   Scratch s;
   const fs::path rsh = s.write("fake-rsh",
-                               "#!/bin/sh\nhost=$1; shift\necho \"$host $*\" >> " + quoted((s.dir / "commands.log").string()) +
+                               "#!/bin/sh\nhost=$1; shift\necho \"$host $*\" >> " + net::shell_word((s.dir / "commands.log").string()) +
                                    "\nexec sh -c \"$*\"\n",
                                true);
   const fs::path hosts = s.write("hosts", "127.0.0.1 2\nlocalhost\n");
@@ -162,7 +154,7 @@ TEST(Launch, TheRanksOfMpirunBecomeTheNodes) {
   std::string command = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 DPS_COORDINATOR=127.0.0.1:" +
                         free_port() + " DPS_SECRET=" + net::Secret::generate().hex() +
                         " mpirun --oversubscribe -np 3 -x DPS_COORDINATOR -x DPS_SECRET";
-  command += test_command();
+  command += this_test_command();
   EXPECT_EQ(shell(command, out), 0) << out;
   EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
 }
@@ -177,7 +169,7 @@ TEST(Launch, TheTasksOfSrunBecomeTheNodes) {
   }
   const std::string env = "DPS_COORDINATOR=localhost:" + free_port() + " DPS_SECRET=" + net::Secret::generate().hex() +
                           " SLURM_NTASKS=4";
-  const std::string test = test_command();
+  const std::string test = this_test_command();
   std::string out;
   // Task 0 last: the others wait for it. The shell's status is task 0's; the others' are checked too.
   const std::string command = "for t in 1 2 3; do " + env + " SLURM_PROCID=$t" + test +
@@ -198,7 +190,7 @@ TEST(Launch, ExternalLaunchesExplainWhatTheyMiss) {
   }
   auto error = [](const std::string& env) {
     std::string out;
-    shell(env + test_command(), out);
+    shell(env + this_test_command(), out);
     return out;
   };
   EXPECT_NE(error("SLURM_PROCID=0 SLURM_NTASKS=2").find("DPS_SECRET is not set: under srun every process needs the same secret"),

@@ -165,10 +165,9 @@ TEST(MultiHost, AGraphRunsAcrossFourNamespacedHostsWithLimitedLinksAndCpu) {
     for (int i = 0; i < kHosts; ++i) out << "10.77.0." << i + 1 << "\n";
   }
   std::string command = "DPS_MULTIHOST_HOSTFILE=" + hostfile + " DPS_RSH=" +
-                        quoted(cluster.script + " rsh --prefix " + kPrefix) + " " + cluster.script +
+                        net::shell_word(cluster.script + " rsh --prefix " + kPrefix) + " " + cluster.script +
                         " exec --prefix " + kPrefix + " 0";
-  for (const std::string& w : this_test({"--gtest_color=no"}))
-    command += " " + quoted(w == "/proc/self/exe" ? net::self_executable() : w);
+  command += this_test_command();
   std::string out;
   const int status = shell(command, out);
   std::filesystem::remove_all(dir);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <dps/dps.hpp>
+#include <dps/net/launcher.hpp>
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -48,11 +49,13 @@ inline int shell(const std::string& command, std::string& output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// A word the shell reads back as itself.
-inline std::string quoted(const std::string& word) {
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+// The shell words that run the current test again (plain output), then `extra`.
+inline std::string this_test_command(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> words = this_test({"--gtest_color=no"});
+  words.insert(words.end(), extra.begin(), extra.end());
+  std::string command;
+  for (const std::string& w : words) command += " " + net::shell_word(w == "/proc/self/exe" ? net::self_executable() : w);
+  return command;
 }
 
 }  // namespace dps::test

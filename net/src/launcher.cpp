@@ -43,13 +43,6 @@ std::string program_path(unsigned node, const std::string& name) {
   throw cannot_start(node, "'" + name + "' is not in PATH");
 }
 
-// A word the remote shell reads back as itself.
-std::string quoted(const std::string& word) {
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 unsigned parse_count(const std::string& text, const std::string& what) {
   unsigned v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -59,6 +52,12 @@ unsigned parse_count(const std::string& text, const std::string& what) {
 }
 
 }  // namespace
+
+std::string shell_word(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
 
 std::string self_executable() {
   char path[PATH_MAX];
@@ -175,17 +174,17 @@ RemoteLauncher::RemoteLauncher(std::vector<std::string> slots, std::vector<std::
 void RemoteLauncher::start(unsigned node, const std::vector<std::string>& argv, const Environment& env) {
   char cwd[PATH_MAX];
   std::string command;
-  if (::getcwd(cwd, sizeof cwd)) command = "cd " + quoted(cwd) + " 2>/dev/null; ";
+  if (::getcwd(cwd, sizeof cwd)) command = "cd " + shell_word(cwd) + " 2>/dev/null; ";
   std::string secret, assignments;
   for (const auto& [k, v] : env) {
     if (k == "DPS_SECRET")
       secret = v;
     else
-      assignments += " " + k + "=" + quoted(v);
+      assignments += " " + k + "=" + shell_word(v);
   }
   if (!secret.empty()) command += "IFS= read -r DPS_SECRET && export DPS_SECRET && ";
   command += "exec env" + assignments;
-  for (const std::string& word : argv) command += " " + quoted(word);
+  for (const std::string& word : argv) command += " " + shell_word(word);
   std::vector<std::string> words = rsh_;
   words.push_back(host(node));
   words.push_back(std::move(command));

@@ -74,6 +74,9 @@ struct ExternalRank {
 };
 std::optional<ExternalRank> external_rank();  // throws std::runtime_error on malformed values
 
+// `word` quoted so that a POSIX shell reads it back as itself.
+std::string shell_word(const std::string& word);
+
 // The path of the running executable (what the other instances run).
 std::string self_executable();
 
