@@ -22,9 +22,10 @@ class SteppingBackend final : public Backend {
   void remove_node(NodeId) override { throw std::logic_error("fixed cluster"); }
   void schedule(Thread& t) override { runnable_.push_back(&t); }
   void send(NodeId, Thread& to, Envelope* e) override { runtime_->enqueue(to, e); }
-  void migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override {
+  bool migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override {
     t.relocate(to, state);
     arrived(nullptr);
+    return true;
   }
   void quiesce() override {
     drive_until([] { return false; });

@@ -85,7 +85,8 @@ TEST(Launch, HostfilesGiveOneEntryPerSlotAndNameTheirBadLines) {
     const auto e = hostfile_error(text);
     return e.empty() ? std::string("no error") : e[0];
   };
-  EXPECT_NE(error("alpha 0\n").find("line 1: a host needs at least one slot"), std::string::npos) << error("alpha 0\n");
+  EXPECT_NE(error("alpha 0\n").find("line 1: a host has 1 to 4096 slots, not 0"), std::string::npos) << error("alpha 0\n");
+  EXPECT_NE(error("alpha 4000000000\n").find("a host has 1 to 4096 slots"), std::string::npos);
   EXPECT_NE(error("a 1\nbeta two\n").find("line 2: the slot count must be"), std::string::npos);
   EXPECT_NE(error("alpha 1 extra\n").find("expected 'host [slots]'"), std::string::npos);
   EXPECT_NE(error("# nobody\n").find("names no host"), std::string::npos);
@@ -193,7 +194,8 @@ TEST(Launch, ExternalLaunchesExplainWhatTheyMiss) {
     shell(env + this_test_command(), out);
     return out;
   };
-  EXPECT_NE(error("SLURM_PROCID=0 SLURM_NTASKS=2").find("DPS_SECRET is not set: under srun every process needs the same secret"),
+  EXPECT_NE(error("SLURM_PROCID=0 SLURM_NTASKS=2 DPS_COORDINATOR=127.0.0.1:1")
+                .find("DPS_SECRET is not set: under srun every process needs the same secret"),
             std::string::npos);
   EXPECT_NE(error("SLURM_PROCID=1 SLURM_NTASKS=2 DPS_SECRET=" + net::Secret::generate().hex())
                 .find("DPS_COORDINATOR is not set: under srun it names node 0's host and a free port"),

@@ -85,8 +85,8 @@ class TestBackend final : public Backend {
   void remove_node(NodeId n) override { local_.remove_node(n); }
   void schedule(Thread& t) override { local_.schedule(t); }
   void send(NodeId from, Thread& to, Envelope* e) override { local_.send(from, to, e); }
-  void migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override {
-    local_.migrate(t, to, std::move(state), std::move(arrived));
+  bool migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override {
+    return local_.migrate(t, to, std::move(state), std::move(arrived));
   }
   void quiesce() override { local_.quiesce(); }
   double now() const override { return local_.now(); }

@@ -11,6 +11,7 @@
 #include <tbb/scalable_allocator.h>
 
 #include <new>
+#include <stdexcept>
 
 namespace dps {
 
@@ -31,13 +32,27 @@ void charge_current(double seconds) {
   if (c.runtime && c.thread) c.runtime->backend().charge(*c.thread, seconds);
 }
 
+// An operation that waits for a future makes its thread one that never runs on a borrowed OS thread
+// (where nothing may block); if it runs on one right now, waiting would never end.
+static void check_may_wait(bool ready) {
+  Thread* t = current().thread;
+  if (ready || !t) return;
+  t->blocked();
+  if (on_borrowed_thread())
+    throw std::logic_error("an operation on " + t->name() +
+                           " waits for a future on the network thread, which would never deliver it: from now on "
+                           "this thread runs on the workers, where waiting works");
+}
+
 void FutureStateBase::wait() {
+  check_may_wait(ready());
   if (driver_ && driver_->drive_until([this] { return ready(); })) return;
   std::unique_lock lock(mu_);
   cv_.wait(lock, [this] { return ready_; });
 }
 
 bool FutureStateBase::wait_for(std::chrono::nanoseconds timeout) {
+  check_may_wait(ready());
   if (driver_ && driver_->drive_until([this] { return ready(); })) return true;
   std::unique_lock lock(mu_);
   return cv_.wait_for(lock, timeout, [this] { return ready_; });

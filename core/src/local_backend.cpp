@@ -63,9 +63,10 @@ void LocalBackend::send(NodeId from, Thread& to, Envelope* e) {
   impl_->runtime->enqueue(to, e);
 }
 
-void LocalBackend::migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
+bool LocalBackend::migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
   thread.relocate(to, state);
   arrived(nullptr);
+  return true;
 }
 
 void LocalBackend::quiesce() { impl_->strands.quiesce(); }

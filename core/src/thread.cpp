@@ -222,12 +222,15 @@ void Thread::settle() {
     migration_.reset();
     const NodeId from = node();
     if (move.to != from) {
+      std::string image;
       try {
-        runtime_.backend().migrate(*this, move.to, state_->save(), move.done);  // done once it arrived
+        image = state_->save();
       } catch (...) {
         move.done(std::current_exception());
         return;
       }
+      // The backend calls done once the thread arrived, or with why it did not leave.
+      if (!runtime_.backend().migrate(*this, move.to, std::move(image), std::move(move.done))) return;
       runtime_.lifecycle(Lifecycle::ThreadMigrated, this, from, move.to);
     } else {
       move.done(nullptr);

@@ -43,6 +43,8 @@ std::string program_path(unsigned node, const std::string& name) {
   throw cannot_start(node, "'" + name + "' is not in PATH");
 }
 
+constexpr unsigned kMaxSlots = 4096;  // as many as an application has nodes
+
 unsigned parse_count(const std::string& text, const std::string& what) {
   unsigned v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -98,6 +100,7 @@ void Launcher::spawn(unsigned node, const std::vector<std::string>& argv, const 
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
     if (pipe_ends[0] >= 0 && ::dup2(pipe_ends[0], STDIN_FILENO) < 0) ::_exit(127);
+    ::close_range(3, ~0U, 0);  // this process's sockets are not the child's
     ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
@@ -183,7 +186,8 @@ void RemoteLauncher::start(unsigned node, const std::vector<std::string>& argv, 
       assignments += " " + k + "=" + shell_word(v);
   }
   if (!secret.empty()) command += "IFS= read -r DPS_SECRET && export DPS_SECRET && ";
-  command += "exec env" + assignments;
+  if (!assignments.empty()) command += "export" + assignments + " && ";
+  command += "exec";
   for (const std::string& word : argv) command += " " + shell_word(word);
   std::vector<std::string> words = rsh_;
   words.push_back(host(node));
@@ -207,7 +211,8 @@ std::vector<std::string> read_hostfile(const std::string& path) {
     if (words >> count) {
       if (count.starts_with("slots=")) count.erase(0, 6);  // Open MPI's spelling
       n = parse_count(count, where + ": the slot count");
-      if (n == 0) throw std::runtime_error(where + ": a host needs at least one slot");
+      if (n == 0 || n > kMaxSlots)
+        throw std::runtime_error(where + ": a host has 1 to " + std::to_string(kMaxSlots) + " slots, not " + count);
     }
     if (words >> extra) throw std::runtime_error(where + ": expected 'host [slots]', got '" + line + "'");
     slots.insert(slots.end(), n, host);

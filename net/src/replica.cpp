@@ -2,6 +2,8 @@
 // move between processes, and calls whose ends happen away from node 0 (the ClusterLink half).
 #include "tcp_backend_impl.hpp"
 
+#include <future>
+
 #include "dps/errors.hpp"
 #include "dps/graph.hpp"
 #include "dps/net/codec.hpp"
@@ -116,7 +118,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
         } else if constexpr (std::is_same_v<D, TraceFlush>) {
           done_with();
           remote_trace.flush();
-          send_directive(0, TraceFlushed{d.request});
+          tell(0, TraceFlushed{d.request});
         } else if constexpr (std::is_same_v<D, TraceFlushed>) {
           done_with();
           {
@@ -216,15 +218,8 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             });
           } else if constexpr (std::is_same_v<D, MigrateDone>) {
             done_with();
-            Done done;
-            {
-              std::lock_guard lock(mu);
-              auto it = migrations.find(d.request);
-              if (it == migrations.end()) throw WireError("answer to no migration");
-              done = std::move(it->second.done);
-              migrations.erase(it);
-            }
-            done(d.error.empty() ? nullptr : std::make_exception_ptr(Error(d.error)));
+            // None left: its node's loss answered it already.
+            if (Done done = take_migration(d.request)) done(d.error.empty() ? nullptr : std::make_exception_ptr(Error(d.error)));
           } else if constexpr (std::is_same_v<D, ThreadImage>) {
             Thread* t = rt->thread(d.uid);
             if (!t) throw WireError("image of unknown thread");
@@ -343,12 +338,16 @@ void TcpBackend::migrate(Thread& t, NodeId to, Done done) {
     std::lock_guard lock(impl_->mu);
     impl_->migrations[request] = {std::move(done), t.node()};
   }
-  impl_->send_directive(t.node(), MigrateRequest{t.uid(), request, to});
+  try {
+    impl_->send_directive(t.node(), MigrateRequest{t.uid(), request, to});
+  } catch (...) {
+    if (Done failed = impl_->take_migration(request)) failed(std::current_exception());
+  }
 }
 
 // On the thread's host, from its strand: the image goes first, then whatever reaches the thread
 // here follows it over the same connection, so it arrives after the image.
-void TcpBackend::migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
+bool TcpBackend::migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
   const std::uint64_t request = impl_->next_request.fetch_add(1) + 1;
   ThreadImage image{t.uid(), request, {}};
   for (const Thread::Forwarder& f : t.forwarders()) image.forwarders.push_back({f.frame, f.call, f.owner->uid()});
@@ -359,16 +358,22 @@ void TcpBackend::migrate(Thread& t, NodeId to, std::string state, std::function<
   try {
     impl_->send_directive(to, image, std::move(state));
   } catch (...) {
-    std::lock_guard lock(impl_->mu);
-    impl_->migrations.erase(request);
-    throw;
+    // It stays here. Unless the loss of `to` already said so, say why.
+    if (Done done = impl_->take_migration(request)) done(std::current_exception());
+    return false;
   }
   t.depart(to);
   for (NodeId n : impl_->others(to)) impl_->send_directive(n, ThreadMoved{t.uid(), to});
+  return true;
 }
 
 void TcpBackend::call_completed(const GraphCore& g, CallId call, Payload&& result) {
-  impl_->send_directive(0, CallResult{g.id, call}, &result);
+  try {
+    impl_->send_directive(0, CallResult{g.id, call}, &result);
+  } catch (const NodeFailure&) {  // node 0 is gone: this process is leaving
+  } catch (const std::exception& e) {  // the result cannot travel: the call fails with why
+    call_failed(call, std::current_exception());
+  }
 }
 
 void TcpBackend::call_failed(CallId call, std::exception_ptr error) {
@@ -384,10 +389,17 @@ void TcpBackend::call_failed(CallId call, std::exception_ptr error) {
     f.node = e.node;
   } catch (...) {
   }
-  impl_->send_directive(0, f);
+  impl_->tell(0, f);
 }
 
-void TcpBackend::tracing(bool on) { impl_->broadcast(Tracing{on}); }
+// Returns once the network thread no longer delivers to the previous sink (it may be destroyed).
+void TcpBackend::tracing(bool on) {
+  impl_->broadcast(Tracing{on});
+  if (std::this_thread::get_id() == impl_->network.get_id()) return;
+  std::promise<void> passed;
+  asio::post(impl_->io, [&] { passed.set_value(); });
+  passed.get_future().wait();
+}
 
 // Each node sends its last batch, then answers on the same connection: once every node answered
 // (or is gone), its events are in the sink.

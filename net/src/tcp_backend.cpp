@@ -70,7 +70,10 @@ std::string seconds_text(double s) {
 TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std::move(o)), strands(options.workers) {
   // Who this process is: an instance node 0 started, a rank of srun or mpirun, or node 0.
   const std::string node_text = env("DPS_NODE");
-  const std::optional<ExternalRank> rank = node_text.empty() ? external_rank() : std::nullopt;
+  // A rank 0 without DPS_COORDINATOR is not taken for one: inside a Slurm batch script (which has
+  // SLURM_PROCID and SLURM_NTASKS too) it starts its nodes itself. Other ranks need it to join.
+  std::optional<ExternalRank> rank = node_text.empty() ? external_rank() : std::nullopt;
+  if (rank && rank->rank == 0 && env("DPS_COORDINATOR").empty()) rank.reset();
   if (!node_text.empty()) {
     unsigned n = 0;
     if (std::from_chars(node_text.data(), node_text.data() + node_text.size(), n).ec != std::errc() || n == 0 ||
@@ -116,7 +119,8 @@ TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std
       auto slots = read_hostfile(options.hostfile);
       if (options.nodes == 0) options.nodes = slots.size();
       listen(facing(slots));
-      launcher = std::make_unique<RemoteLauncher>(std::move(slots), rsh_command());
+      remote = new RemoteLauncher(std::move(slots), rsh_command());
+      launcher.reset(remote);
       start_instances();
     } else {
       listen(asio::ip::address_v4::loopback());
@@ -214,22 +218,24 @@ asio::ip::address TcpBackend::Impl::resolve(const std::string& host) {
 
 // Where node 0 listens for a hostfile's instances: the interface that routes to their hosts (a
 // connected UDP socket learns it without sending anything), or every interface when they differ.
+// Each host is told the address of node 0 it reaches (`reach`).
 asio::ip::address TcpBackend::Impl::facing(const std::vector<std::string>& slots) {
   std::optional<asio::ip::address> common;
-  for (std::size_t node = 1; node < options.nodes; ++node) {
+  bool differ = false;
+  for (const std::string& host : slots) {
+    if (reach.contains(host)) continue;
     asio::ip::udp::socket probe(io);
     asio::error_code ec;
-    const asio::ip::address there = resolve(slots[node % slots.size()]);
-    probe.connect({there, 9}, ec);
-    if (ec) throw std::runtime_error("no route to host '" + slots[node % slots.size()] + "': " + ec.message());
+    probe.connect({resolve(host), 9}, ec);
+    if (ec) throw std::runtime_error("no route to host '" + host + "': " + ec.message());
     const asio::ip::address here = probe.local_endpoint().address();
-    if (common && *common != here) {
-      log("the hostfile's hosts are reached through different interfaces: listening on all of them");
-      return asio::ip::address_v4::any();
-    }
+    reach[host] = here.to_string();
+    differ |= common && *common != here;
     common = here;
   }
-  return common.value_or(asio::ip::address_v4::loopback());
+  if (!differ) return common.value_or(asio::ip::address_v4::loopback());
+  log("the hostfile's hosts are reached through different interfaces: listening on all of them");
+  return asio::ip::address_v4::any();
 }
 
 Endpoint TcpBackend::Impl::coordinator() const {
@@ -324,9 +330,10 @@ void TcpBackend::Impl::launch(NodeId node) {
   std::vector<std::string> argv = options.argv;
   if (argv.empty()) argv.emplace_back();
   argv[0] = self_executable();
+  const std::string zero = remote ? reach.at(remote->host(node)) : endpoint.host;  // as that host reaches it
   launcher->start(node, argv,
                   {{"DPS_NODE", std::to_string(node)},
-                   {"DPS_COORDINATOR", endpoint.host + ":" + std::to_string(endpoint.port)},
+                   {"DPS_COORDINATOR", zero + ":" + std::to_string(endpoint.port)},
                    {"DPS_SECRET", secret.hex()}});
 }
 
@@ -464,18 +471,34 @@ void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, const Paylo
 
 void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, std::string attached) {
   Outgoing f;
-  WireWriter out(f.head);
+  WireWriter out(f.head, SIZE_MAX);  // the directive is copied: it may be a temporary
   out(d);
-  out(attached);  // large: referenced, not copied (std::string moves keep their buffer)
-  if (out.size() > options.max_frame)
-    throw std::length_error("a directive of " + std::to_string(out.size()) + " bytes exceeds the frame limit of " +
+  out(static_cast<std::uint64_t>(attached.size()));  // a std::string as cereal writes one: its size, then its bytes
+  const std::size_t size = out.size() + attached.size();
+  if (size > options.max_frame)
+    throw std::length_error("a directive of " + std::to_string(size) + " bytes exceeds the frame limit of " +
                             std::to_string(options.max_frame));
-  f.segments = out.segments();
-  f.attached = std::move(attached);
+  if (attached.size() < WireWriter::kReferenceAbove) {  // small (maybe inside the string object): copied
+    out.write(attached.data(), attached.size());
+    f.segments = out.segments();
+  } else {  // large: sent from the string's buffer, which moves with it
+    f.segments = out.segments();
+    f.attached = std::move(attached);
+    f.segments.push_back({reinterpret_cast<const std::byte*>(f.attached.data()), f.attached.size()});
+  }
   f.header.kind = FrameKind::Directive;
   f.header.sender = me;
-  f.header.length = static_cast<std::uint32_t>(out.size());
+  f.header.length = static_cast<std::uint32_t>(size);
   send_frame(to, std::move(f));
+}
+
+TcpBackend::Done TcpBackend::Impl::take_migration(std::uint64_t request) {
+  std::lock_guard lock(mu);
+  auto it = migrations.find(request);
+  if (it == migrations.end()) return {};
+  Done done = std::move(it->second.done);
+  migrations.erase(it);
+  return done;
 }
 
 void TcpBackend::Impl::tell(NodeId to, const Directive& d) noexcept {
@@ -578,6 +601,17 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
     quiet = ending || departed.contains(c.peer);
   }
   changed.notify_all();
+  // Migrations it was to answer for will not complete, even when it left on purpose.
+  std::vector<Done> stranded;
+  {
+    std::lock_guard lock(mu);
+    std::erase_if(migrations, [&](auto& m) {
+      if (m.second.answers != c.peer) return false;
+      stranded.push_back(std::move(m.second.done));
+      return true;
+    });
+  }
+  for (Done& done : stranded) done(std::make_exception_ptr(NodeFailure(c.peer, reason)));
   if (quiet) return;
   {
     std::lock_guard lock(mu);
@@ -592,17 +626,6 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
     }
   }
   changed.notify_all();
-  // Migrations it was to answer for will not complete.
-  std::vector<Done> stranded;
-  {
-    std::lock_guard lock(mu);
-    std::erase_if(migrations, [&](auto& m) {
-      if (m.second.answers != c.peer) return false;
-      stranded.push_back(std::move(m.second.done));
-      return true;
-    });
-  }
-  for (Done& done : stranded) done(std::make_exception_ptr(NodeFailure(c.peer, reason)));
   if (me != 0 && c.peer == 0) {
     log("node 0 is gone (" + reason + "): leaving");
   } else if (!lost.empty()) {

@@ -141,11 +141,14 @@ struct TcpBackend::Impl final : Connection::Handler {
     NodeId answers = 0;  // the node whose MigrateDone completes it (it failing fails the migration)
   };
   std::unordered_map<std::uint64_t, Migration> migrations;
+  Done take_migration(std::uint64_t request);  // and forget it; empty if it was answered already
 
   // Envelope frames naming a thread or graph whose directive has not arrived yet (network thread).
   std::unordered_map<std::uint64_t, std::vector<std::vector<std::byte>>> parked;
 
   std::unique_ptr<Launcher> launcher;
+  RemoteLauncher* remote = nullptr;                   // the launcher, when it starts instances on hosts
+  std::unordered_map<std::string, std::string> reach; // hostfile host -> node 0's address seen from it
 
   // Traces: the sink of this process while node 0 traces (others), and node 0's trace collections
   // under way: request -> the nodes that answered.

@@ -49,10 +49,10 @@ class Backend {
   // Deliver `e` to `to`, which runs on another node than `from` (same-node delivery bypasses the
   // backend: it is a move). The backend eventually calls runtime.enqueue(to, e) where `to` lives.
   virtual void send(NodeId from, Thread& to, Envelope* e) = 0;
-  // Move a thread's serialized state to `to`; the thread's mailbox follows it. `arrived` runs once
-  // the thread runs on `to` (or with the error that lost it on the way). Throws, without calling
-  // `arrived`, when the thread cannot leave: it stays here.
-  virtual void migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) = 0;
+  // Move a thread's serialized state to `to`; the thread's mailbox follows it. `arrived` runs exactly
+  // once: when the thread runs on `to`, or with the error that kept it here or lost it on the way.
+  // Returns whether the thread left (false: it stays here, and `arrived` has the reason).
+  virtual bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) = 0;
   // Block until no thread is scheduled or running (used at shutdown).
   virtual void quiesce() = 0;
   // The runtime is going: deliver nothing more to it (first thing its destructor does).

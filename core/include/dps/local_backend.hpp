@@ -26,7 +26,7 @@ class LocalBackend final : public Backend {
   void remove_node(NodeId node) override;
   void schedule(Thread& thread) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
-  void migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
+  bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
   void quiesce() override;
   double now() const override;
   std::size_t workers() const noexcept;

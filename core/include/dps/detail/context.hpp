@@ -17,6 +17,13 @@ struct Context {
   Activity* activity = nullptr;
 };
 
+// Whether this OS thread runs a DPS thread it borrowed from a backend's own loop (the network
+// thread of the TCP backend): what runs there must not block.
+inline bool& on_borrowed_thread() noexcept {
+  thread_local bool borrowed = false;
+  return borrowed;
+}
+
 // Inline: it is read for every envelope allocated and every step resumed.
 inline Context& current() noexcept {
   thread_local Context context;

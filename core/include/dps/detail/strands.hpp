@@ -9,6 +9,7 @@
 //   strands.quiesce();            // until nothing is scheduled or running
 #pragma once
 
+#include "dps/detail/context.hpp"
 #include "dps/thread.hpp"
 
 #include <tbb/global_control.h>
@@ -110,16 +111,17 @@ class Strands {
   // message's arrival and its handling), then on the strands if it has more; false when it
   // scheduled it as usual instead (not quick, or called from inside such a run).
   bool run_here(Thread& t) {
-    static thread_local bool running = false;
-    if (running || t.pace() != Thread::Pace::Quick) {
+    bool& borrowed = on_borrowed_thread();
+    if (borrowed || t.pace() != Thread::Pace::Quick) {
       schedule(t);
       return false;
     }
     active_.fetch_add(1);
-    running = true;
+    borrowed = true;
     struct Done {
-      ~Done() { running = false; }
-    } done;
+      bool& borrowed;
+      ~Done() { borrowed = false; }
+    } done{borrowed};
     run(t, kInlineBudget);
     return true;
   }

@@ -35,8 +35,8 @@ struct TcpOptions {
   std::size_t max_frame = 1u << 30;   // a larger frame closes its connection
   double join_timeout = 30;           // seconds node 0 waits for the instances it started
   double heartbeat = 0.5;             // seconds between heartbeats on a connection with nothing to send
-  double silence = 3;
-  double poll_us = 50;                // the network thread polls this long after a frame before it sleeps                 // a peer silent this long has failed (hung, or its network is down)
+  double silence = 3;                 // a peer silent this long has failed (hung, or its network is down)
+  double poll_us = 50;                // the network thread polls this long after running a thread ($DPS_POLL_US)
 };
 
 class TcpBackend final : public Backend, public ClusterLink {
@@ -56,7 +56,7 @@ class TcpBackend final : public Backend, public ClusterLink {
   void remove_node(NodeId node) override;
   void schedule(Thread& thread) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
-  void migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
+  bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
   void quiesce() override;
   void stop() override;
   double now() const override;
