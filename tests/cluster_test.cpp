@@ -127,6 +127,44 @@ struct Slow : Leaf<Range, Partial, Stateless> {
   }
 };
 
+// Waits (first > 0) for a future another OS thread completes.
+struct Waits : Leaf<Range, Partial, Stateless> {
+  Partial execute(const Range& r) {
+    if (r.first > 0) {
+      Promise<void> done(nullptr);
+      std::thread([done]() mutable {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        done.set();
+      }).detach();
+      done.future().get();
+    }
+    return {r.first, 1};
+  }
+};
+
+// A quick thread runs on the network thread that delivers its messages, where nothing may block:
+// an operation that waits there fails once, clearly, and its thread runs on the workers from then on.
+TEST(Cluster, AnOperationThatWaitsNeverHangsTheNetworkThread) {
+  auto app = cluster(2);
+  auto master = app->threads<Stateless>("master", 1);
+  auto waiter = app->threads<Stateless>("waiter", 0);
+  waiter.add_on(1);
+  auto graph = app->graph(op<Pieces<>>(master) >> op<Waits>(waiter) >> op<SumPartials<>>(master));
+  int failed = 0;
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(graph.call(Range{0, 1}).get().sum, 0);  // quick: the thread may run inline next
+    auto waiting = graph.call(Range{1, 2});
+    ASSERT_TRUE(waiting.wait_for(std::chrono::seconds(10))) << "the network thread hangs";
+    try {
+      EXPECT_EQ(waiting.get().sum, 1);
+    } catch (const OperationError& e) {
+      ++failed;
+      EXPECT_NE(std::string(e.what()).find("waits for a future on the network thread"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_LE(failed, 1);
+}
+
 TEST(Cluster, ANodeKilledMidCallFailsTheCallNamingItWithinFiveSeconds) {
   auto app = cluster(3);
   auto master = app->threads<Stateless>("master", 1);
