@@ -286,19 +286,20 @@ TEST(Cluster, NodesAddedAndRemovedWhileTheApplicationRuns) {
   auto master = app->threads<Stateless>("master", 1);
   auto workers = app->threads<Counter>("workers", 2);
   auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<Counter>>(workers) >> op<SumPartials<>>(master));
-  EXPECT_EQ(graph.call(Range{0, 1000}).get().sum, triangle(1000));
+  EXPECT_EQ(within(graph.call(Range{0, 1000}), "the first call").sum, triangle(1000));
   const NodeId added = app->add_node();
   EXPECT_EQ(added, 2u);
   EXPECT_EQ(app->nodes(), 3u);
   workers.add_on(added);
   auto call = graph.call(Range{0, 5000});
   app->remove_node(1);  // its thread moves away first
-  EXPECT_EQ(call.get().sum, triangle(5000));
+  std::fprintf(stderr, "node 1 removed\n");  // were a later step to hang, this says where
+  EXPECT_EQ(within(call, "the call running while node 1 was removed").sum, triangle(5000));
   EXPECT_EQ(app->node_ids(), (std::vector<NodeId>{0, 2}));
   for (std::size_t i = 0; i < workers.size(); ++i) EXPECT_NE(workers.node(i), 1u);
-  EXPECT_EQ(graph.call(Range{0, 3000}).get().sum, triangle(3000));
+  EXPECT_EQ(within(graph.call(Range{0, 3000}), "the call after the removal").sum, triangle(3000));
   long seen = 0;
-  while (workers.size()) seen += workers.remove(0).get().seen;
+  while (workers.size()) seen += within(workers.remove(0), "the state of a removed worker").seen;
   EXPECT_EQ(seen, 100 + 500 + 300);
 }
 

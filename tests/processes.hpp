@@ -12,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +38,17 @@ inline std::unique_ptr<Application> in_processes(std::vector<std::string> option
   argv.clear();
   for (auto& w : words) argv.push_back(w.data());
   return std::make_unique<Application>(static_cast<int>(argv.size()), argv.data());
+}
+
+// The value of `f`, or an error naming `what` once it took `limit`: a hang in another process then
+// says where it was instead of ending as a silent test timeout.
+template <class T>
+T within(Future<T> f, const std::string& what, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  if (!f.wait_for(limit)) {
+    std::fprintf(stderr, "timed out waiting for %s\n", what.c_str());
+    throw std::runtime_error("timed out waiting for " + what);
+  }
+  return f.get();
 }
 
 // Runs `command` through the shell; its exit status, its output (stdout and stderr) in `output`.
