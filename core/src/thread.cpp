@@ -199,7 +199,7 @@ void Thread::on_abort(CallId call) {
 }
 
 void Thread::on_retire(Envelope* e) {
-  hand_back_ = e->payload.take<std::function<void(detail::StateBox&)>>();
+  hand_back_ = e->payload.take<ClusterLink::HandBack>();
   life_ = Life::Retiring;
 }
 
@@ -239,7 +239,7 @@ void Thread::settle() {
   if (life_ == Life::Retiring) {
     life_ = Life::Retired;
     runtime_.lifecycle(Lifecycle::ThreadRemoved, this, node());
-    std::exchange(hand_back_, nullptr)(*state_);
+    std::exchange(hand_back_, nullptr)(state_.get(), nullptr);
   }
 }
 

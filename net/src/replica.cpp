@@ -188,27 +188,24 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             done_with();
             Thread* t = rt->thread(d.uid);
             if (!t) throw WireError("retire of unknown thread");
-            rt->retire(*t, [this, sender, request = d.request](detail::StateBox& box) {
-              StateReturned reply{request, {}};
+            rt->retire(*t, [this, sender, request = d.request](detail::StateBox* box, std::exception_ptr error) {
+              StateReturned reply{request, {}, {}};
               try {
-                reply.image = box.save();
-              } catch (const std::exception&) {  // a state that cannot travel: the requester knows
+                if (!box) std::rethrow_exception(error);
+                reply.image = box->save();
+              } catch (...) {
+                reply.error = describe(std::current_exception());
               }
               tell(sender, reply);
             });
           } else if constexpr (std::is_same_v<D, StateReturned>) {
             done_with();
-            Retirement r;
-            {
-              std::lock_guard lock(mu);
-              auto it = retirements.find(d.request);
-              if (it == retirements.end()) throw WireError("state for no retirement");
-              r = std::move(it->second);
-              retirements.erase(it);
-            }
-            if (!r.type->make_default) return;  // the requester cannot hold it (and knew so)
+            Retirement r = take_retirement(d.request);
+            if (!r.hand_back) return;  // its node's loss answered it already
+            if (!d.error.empty()) return r.hand_back(nullptr, std::make_exception_ptr(Error(d.error)));
+            if (!r.type->make_default) return r.hand_back(nullptr, nullptr);  // the requester cannot hold it (and knew so)
             auto box = detail::make_state(*r.type, d.image.empty() ? nullptr : &d.image);
-            r.hand_back(*box);
+            r.hand_back(box.get(), nullptr);
           } else if constexpr (std::is_same_v<D, MigrateRequest>) {
             done_with();
             Thread* t = rt->thread(d.uid);
@@ -219,7 +216,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
           } else if constexpr (std::is_same_v<D, MigrateDone>) {
             done_with();
             // None left: its node's loss answered it already.
-            if (Done done = take_migration(d.request)) done(d.error.empty() ? nullptr : std::make_exception_ptr(Error(d.error)));
+            if (Done done = answer_migration(d.request, d.error)) done(d.error.empty() ? nullptr : std::make_exception_ptr(Error(d.error)));
           } else if constexpr (std::is_same_v<D, ThreadImage>) {
             Thread* t = rt->thread(d.uid);
             if (!t) throw WireError("image of unknown thread");
@@ -327,9 +324,13 @@ void TcpBackend::retire(Thread& t, HandBack hand_back) {
   const std::uint64_t request = impl_->next_request.fetch_add(1) + 1;
   {
     std::lock_guard lock(impl_->mu);
-    impl_->retirements[request] = {std::move(hand_back), &t.collection().state_type()};
+    impl_->retirements[request] = {std::move(hand_back), &t.collection().state_type(), t.node()};
   }
-  impl_->send_directive(t.node(), RetireRequest{t.uid(), request});
+  try {
+    impl_->send_directive(t.node(), RetireRequest{t.uid(), request});
+  } catch (...) {
+    if (Impl::Retirement r = impl_->take_retirement(request); r.hand_back) r.hand_back(nullptr, std::current_exception());
+  }
 }
 
 void TcpBackend::migrate(Thread& t, NodeId to, Done done) {
@@ -353,7 +354,7 @@ bool TcpBackend::migrate(Thread& t, NodeId to, std::string state, std::function<
   for (const Thread::Forwarder& f : t.forwarders()) image.forwarders.push_back({f.frame, f.call, f.owner->uid()});
   {
     std::lock_guard lock(impl_->mu);
-    impl_->migrations[request] = {std::move(arrived), to};
+    impl_->migrations[request] = {std::move(arrived), to, false};
   }
   try {
     impl_->send_directive(to, image, std::move(state));
@@ -363,7 +364,8 @@ bool TcpBackend::migrate(Thread& t, NodeId to, std::string state, std::function<
     return false;
   }
   t.depart(to);
-  for (NodeId n : impl_->others(to)) impl_->send_directive(n, ThreadMoved{t.uid(), to});
+  for (NodeId n : impl_->others(to)) impl_->tell(n, ThreadMoved{t.uid(), to});
+  impl_->let_go(request);  // an answer that came already completes now: node() says `to`
   return true;
 }
 

@@ -501,6 +501,45 @@ TcpBackend::Done TcpBackend::Impl::take_migration(std::uint64_t request) {
   return done;
 }
 
+TcpBackend::Impl::Retirement TcpBackend::Impl::take_retirement(std::uint64_t request) {
+  std::lock_guard lock(mu);
+  auto it = retirements.find(request);
+  if (it == retirements.end()) return {};
+  Retirement r = std::move(it->second);
+  retirements.erase(it);
+  return r;
+}
+
+TcpBackend::Done TcpBackend::Impl::answer_migration(std::uint64_t request, const std::string& error) {
+  std::lock_guard lock(mu);
+  auto it = migrations.find(request);
+  if (it == migrations.end()) return {};
+  if (!it->second.departed) {
+    it->second.answered = true;
+    it->second.error = error;
+    return {};
+  }
+  Done done = std::move(it->second.done);
+  migrations.erase(it);
+  return done;
+}
+
+void TcpBackend::Impl::let_go(std::uint64_t request) {
+  Done done;
+  std::string error;
+  {
+    std::lock_guard lock(mu);
+    auto it = migrations.find(request);
+    if (it == migrations.end()) return;
+    it->second.departed = true;
+    if (!it->second.answered) return;
+    done = std::move(it->second.done);
+    error = std::move(it->second.error);
+    migrations.erase(it);
+  }
+  done(error.empty() ? nullptr : std::make_exception_ptr(Error(error)));
+}
+
 void TcpBackend::Impl::tell(NodeId to, const Directive& d) noexcept {
   try {
     send_directive(to, d);
@@ -601,8 +640,9 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
     quiet = ending || departed.contains(c.peer);
   }
   changed.notify_all();
-  // Migrations it was to answer for will not complete, even when it left on purpose.
+  // Migrations and retirements it was to answer for will not complete, even when it left on purpose.
   std::vector<Done> stranded;
+  std::vector<HandBack> orphaned;
   {
     std::lock_guard lock(mu);
     std::erase_if(migrations, [&](auto& m) {
@@ -610,8 +650,15 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
       stranded.push_back(std::move(m.second.done));
       return true;
     });
+    std::erase_if(retirements, [&](auto& r) {
+      if (r.second.answers != c.peer) return false;
+      orphaned.push_back(std::move(r.second.hand_back));
+      return true;
+    });
   }
-  for (Done& done : stranded) done(std::make_exception_ptr(NodeFailure(c.peer, reason)));
+  const auto gone = std::make_exception_ptr(NodeFailure(c.peer, reason));
+  for (Done& done : stranded) done(gone);
+  for (HandBack& hand_back : orphaned) hand_back(nullptr, gone);
   if (quiet) return;
   {
     std::lock_guard lock(mu);

@@ -134,14 +134,22 @@ struct TcpBackend::Impl final : Connection::Handler {
   struct Retirement {
     HandBack hand_back;
     const detail::StateType* type = nullptr;
+    NodeId answers = 0;  // the thread's host (it failing fails the retirement)
   };
   std::unordered_map<std::uint64_t, Retirement> retirements;
   struct Migration {
     Done done;
-    NodeId answers = 0;  // the node whose MigrateDone completes it (it failing fails the migration)
+    NodeId answers = 0;     // the node whose MigrateDone completes it (it failing fails the migration)
+    bool departed = true;   // false while the thread's host has sent its image but not yet let it go
+    bool answered = false;  // MigrateDone came before that: it completes once the thread departed
+    std::string error;      // of that early answer
   };
   std::unordered_map<std::uint64_t, Migration> migrations;
   Done take_migration(std::uint64_t request);  // and forget it; empty if it was answered already
+  // MigrateDone: the Done to call now, or empty (answered already, or kept until let_go()).
+  Done answer_migration(std::uint64_t request, const std::string& error);
+  void let_go(std::uint64_t request);  // the host let the thread go: an early answer completes
+  Retirement take_retirement(std::uint64_t request);  // the same
 
   // Envelope frames naming a thread or graph whose directive has not arrived yet (network thread).
   std::unordered_map<std::uint64_t, std::vector<std::vector<std::byte>>> parked;

@@ -170,7 +170,8 @@ std::vector<Seed> DecoderTargets::seeds() const {
   directive("graph-created",
             GraphCreated{2, "g", {{"Cut", "cut", 1, 4, 0, 0, "", ""}, {"Weigh", "w", 2, 0, 2, 7, "R", "img"}}});
   directive("retire-request", RetireRequest{99, 5});
-  directive("state-returned", StateReturned{5, "state"});
+  directive("state-returned", StateReturned{5, "state", {}});
+  directive("state-lost", StateReturned{6, {}, "it could not travel"});
   directive("migrate-request", MigrateRequest{99, 6, 1});
   directive("migrate-done", MigrateDone{6, "no room"});
   const std::string image = "the thread's state";

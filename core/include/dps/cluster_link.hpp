@@ -26,7 +26,8 @@ class StateBox;
 
 class ClusterLink {
  public:
-  using HandBack = std::function<void(detail::StateBox&)>;
+  // A retired thread's final state, or (null state) the error that lost it.
+  using HandBack = std::function<void(detail::StateBox*, std::exception_ptr)>;
   using Done = std::function<void(std::exception_ptr)>;
 
   virtual ~ClusterLink() = default;

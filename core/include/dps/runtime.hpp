@@ -145,11 +145,15 @@ Future<State> Threads<State>::remove(std::size_t index) {
     promise.fail(std::make_exception_ptr(std::logic_error(
         t.name() + " lives on node " + std::to_string(t.node()) +
         " and its state type has no cereal serialize(), so it cannot be handed back here")));
-    core_->runtime().retire(t, [](detail::StateBox&) {});
+    core_->runtime().retire(t, [](detail::StateBox*, std::exception_ptr) {});
     return promise.future();
   }
-  core_->runtime().retire(
-      t, [promise](detail::StateBox& box) mutable { promise.set(std::move(*static_cast<State*>(box.get()))); });
+  core_->runtime().retire(t, [promise](detail::StateBox* box, std::exception_ptr error) mutable {
+    if (box)
+      promise.set(std::move(*static_cast<State*>(box->get())));
+    else
+      promise.fail(std::move(error));
+  });
   return promise.future();
 }
 

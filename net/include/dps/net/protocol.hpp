@@ -101,7 +101,8 @@ struct RetireRequest {
 struct StateReturned {  // the retired thread's final state, to the requester
   std::uint64_t request = 0;
   std::string image;
-  DPS_FIELDS(request, image)
+  std::string error;  // why the state could not travel (image empty)
+  DPS_FIELDS(request, image, error)
 };
 struct MigrateRequest {
   std::uint64_t uid = 0, request = 0;
