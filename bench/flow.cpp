@@ -1,6 +1,8 @@
 // bench-flow: split -> N tiny leaves spread over DPS threads -> merge, in one process, against oneTBB
 // flow_graph doing the same work (a parallel function_node into a serial one) in the same run.
 // Prints one line per repetition, then the medians as JSON on the last line.
+#include "support.hpp"
+
 #include <tbb/flow_graph.h>
 
 #include <algorithm>
@@ -80,10 +82,6 @@ double run_tbb(long n) {
   return n / s;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 }  // namespace
 

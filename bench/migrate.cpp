@@ -8,6 +8,8 @@
 // (the legs differ: each direction alone is in the JSON too). The last line is JSON with the medians.
 //
 //   bench-migrate --repeat 20 --big-repeat 5
+#include "support.hpp"
+
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 #include <dps/large_array.hpp>
@@ -74,10 +76,6 @@ struct Check : dps::Leaf<Probe, Seen, Cargo> {
   }
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -90,12 +88,8 @@ struct Figures {
 
 int main(int argc, char** argv) {
   return dps::run_main("bench-migrate", [&] {
-    // The second node process runs this program too: the application comes first.
-    std::vector<std::string> words{argv[0], "--nodes", "2"};
-    for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
-    std::vector<char*> args;
-    for (auto& w : words) args.push_back(w.data());
-    dps::Application app(static_cast<int>(args.size()), args.data());
+    const auto application = two_node_application(argc, argv);
+    dps::Application& app = *application;
 
     long repeat = 20, big_repeat = 5;
     dps::Cli cli("bench-migrate", "Migrates a thread with 1 MiB and 64 MiB of state between two node processes.");

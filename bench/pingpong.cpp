@@ -3,6 +3,8 @@
 // for 8 bytes and bandwidth for 1 MiB, against Open MPI's ping-pong (shared/peers/mpi_pingpong.c,
 // --mca btl tcp,self) run in the same benchmark. Repetitions interleave both sides; the last line is
 // JSON with the medians.
+#include "support.hpp"
+
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 #include <dps/large_array.hpp>
@@ -55,10 +57,6 @@ struct Catch : dps::Merge<Ping, Bounce> {
   }
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Open MPI's one-way latency (µs) for 8 B and bandwidth (MB/s) for 1 MiB, or nothing without MPI.
 bool run_mpi(double& latency_us, double& bandwidth) {
@@ -88,12 +86,8 @@ bool run_mpi(double& latency_us, double& bandwidth) {
 
 int main(int argc, char** argv) {
   return dps::run_main("bench-pingpong", [&] {
-    // The second node process runs this program too: the application comes first.
-    std::vector<std::string> words{argv[0], "--nodes", "2"};
-    for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
-    std::vector<char*> args;
-    for (auto& w : words) args.push_back(w.data());
-    dps::Application app(static_cast<int>(args.size()), args.data());
+    const auto application = two_node_application(argc, argv);
+    dps::Application& app = *application;
 
     long rounds = 20000, big_rounds = 500, repeat = 5;
     dps::Cli cli("bench-pingpong",

@@ -24,28 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A directory of its own for a test's files, removed at the end.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    char pattern[] = "/tmp/dps-launch-XXXXXX";
-    dir = ::mkdtemp(pattern);
-  }
-  ~Scratch() { fs::remove_all(dir); }
-  fs::path write(const std::string& name, const std::string& text, bool executable = false) const {
-    const fs::path p = dir / name;
-    std::ofstream(p) << text;
-    if (executable) fs::permissions(p, fs::perms::owner_all, fs::perm_options::add);
-    return p;
-  }
-  std::string read(const std::string& name) const {
-    std::ifstream in(dir / name);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-};
-
 // An environment variable set for a scope.
 struct ScopedEnv {
   std::string name;

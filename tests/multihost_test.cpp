@@ -157,20 +157,16 @@ TEST(MultiHost, AGraphRunsAcrossFourNamespacedHostsWithLimitedLinksAndCpu) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root for network namespaces, tc and cgroups (CI runs it as root)";
   NetnsCluster cluster;
   ASSERT_TRUE(cluster.up) << cluster.up_output;
-  char dir[] = "/tmp/dps-multihost-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  const std::string hostfile = std::string(dir) + "/hosts";
-  {
-    std::ofstream out(hostfile);
-    for (int i = 0; i < kHosts; ++i) out << "10.77.0." << i + 1 << "\n";
-  }
+  Scratch files;
+  std::string hosts;
+  for (int i = 0; i < kHosts; ++i) hosts += "10.77.0." + std::to_string(i + 1) + "\n";
+  const std::string hostfile = files.write("hosts", hosts).string();
   std::string command = "DPS_MULTIHOST_HOSTFILE=" + hostfile + " DPS_RSH=" +
                         net::shell_word(cluster.script + " rsh --prefix " + kPrefix) + " " + cluster.script +
                         " exec --prefix " + kPrefix + " 0";
   command += this_test_command();
   std::string out;
   const int status = shell(command, out);
-  std::filesystem::remove_all(dir);
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
   std::printf("%s", out.c_str());

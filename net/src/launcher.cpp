@@ -186,7 +186,7 @@ void RemoteLauncher::start(unsigned node, const std::vector<std::string>& argv, 
   if (!secret.empty()) command += "IFS= read -r DPS_SECRET && export DPS_SECRET && ";
   if (!assignments.empty()) command += "export" + assignments + " && ";
   command += "exec";
-  for (const std::string& word : argv) command += " " + shell_word(word);
+  for (const std::string& word : argv) command.append(" ").append(shell_word(word));
   std::vector<std::string> words = rsh_;
   words.push_back(host(node));
   words.push_back(std::move(command));

@@ -2,7 +2,6 @@
 // move between processes, and calls whose ends happen away from node 0 (the ClusterLink half).
 #include "tcp_backend_impl.hpp"
 
-#include <future>
 
 #include "dps/errors.hpp"
 #include "dps/graph.hpp"
@@ -200,7 +199,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             });
           } else if constexpr (std::is_same_v<D, StateReturned>) {
             done_with();
-            Retirement r = take_retirement(d.request);
+            Retirement r = take(retirements, d.request);
             if (!r.hand_back) return;  // its node's loss answered it already
             if (!d.error.empty()) return r.hand_back(nullptr, std::make_exception_ptr(Error(d.error)));
             if (!r.type->make_default) return r.hand_back(nullptr, nullptr);  // the requester cannot hold it (and knew so)
@@ -286,6 +285,39 @@ void TcpBackend::Impl::send_structure(NodeId to) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Requests under way
+
+TcpBackend::Done TcpBackend::Impl::answer_migration(std::uint64_t request, const std::string& error) {
+  std::lock_guard lock(mu);
+  auto it = migrations.find(request);
+  if (it == migrations.end()) return {};
+  if (!it->second.departed) {
+    it->second.answered = true;
+    it->second.error = error;
+    return {};
+  }
+  Done done = std::move(it->second.done);
+  migrations.erase(it);
+  return done;
+}
+
+void TcpBackend::Impl::let_go(std::uint64_t request) {
+  Done done;
+  std::string error;
+  {
+    std::lock_guard lock(mu);
+    auto it = migrations.find(request);
+    if (it == migrations.end()) return;
+    it->second.departed = true;
+    if (!it->second.answered) return;
+    done = std::move(it->second.done);
+    error = std::move(it->second.error);
+    migrations.erase(it);
+  }
+  done(error.empty() ? nullptr : std::make_exception_ptr(Error(error)));
+}
+
+// ---------------------------------------------------------------------------------------------
 // ClusterLink
 
 void TcpBackend::collection_created(const ThreadsCore& c) {
@@ -329,7 +361,7 @@ void TcpBackend::retire(Thread& t, HandBack hand_back) {
   try {
     impl_->send_directive(t.node(), RetireRequest{t.uid(), request});
   } catch (...) {
-    if (Impl::Retirement r = impl_->take_retirement(request); r.hand_back) r.hand_back(nullptr, std::current_exception());
+    if (Impl::Retirement r = impl_->take(impl_->retirements, request); r.hand_back) r.hand_back(nullptr, std::current_exception());
   }
 }
 
@@ -337,12 +369,12 @@ void TcpBackend::migrate(Thread& t, NodeId to, Done done) {
   const std::uint64_t request = impl_->next_request.fetch_add(1) + 1;
   {
     std::lock_guard lock(impl_->mu);
-    impl_->migrations[request] = {std::move(done), t.node()};
+    impl_->migrations[request] = {.done = std::move(done), .answers = t.node()};
   }
   try {
     impl_->send_directive(t.node(), MigrateRequest{t.uid(), request, to});
   } catch (...) {
-    if (Done failed = impl_->take_migration(request)) failed(std::current_exception());
+    if (Done failed = impl_->take(impl_->migrations, request).done) failed(std::current_exception());
   }
 }
 
@@ -354,13 +386,13 @@ bool TcpBackend::migrate(Thread& t, NodeId to, std::string state, std::function<
   for (const Thread::Forwarder& f : t.forwarders()) image.forwarders.push_back({f.frame, f.call, f.owner->uid()});
   {
     std::lock_guard lock(impl_->mu);
-    impl_->migrations[request] = {std::move(arrived), to, false};
+    impl_->migrations[request] = {.done = std::move(arrived), .answers = to, .departed = false};
   }
   try {
     impl_->send_directive(to, image, std::move(state));
   } catch (...) {
     // It stays here. Unless the loss of `to` already said so, say why.
-    if (Done done = impl_->take_migration(request)) done(std::current_exception());
+    if (Done done = impl_->take(impl_->migrations, request).done) done(std::current_exception());
     return false;
   }
   t.depart(to);
@@ -397,10 +429,7 @@ void TcpBackend::call_failed(CallId call, std::exception_ptr error) {
 // Returns once the network thread no longer delivers to the previous sink (it may be destroyed).
 void TcpBackend::tracing(bool on) {
   impl_->broadcast(Tracing{on});
-  if (std::this_thread::get_id() == impl_->network.get_id()) return;
-  std::promise<void> passed;
-  asio::post(impl_->io, [&] { passed.set_value(); });
-  passed.get_future().wait();
+  impl_->on_network([] {});
 }
 
 // Each node sends its last batch, then answers on the same connection: once every node answered

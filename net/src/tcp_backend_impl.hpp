@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,8 @@ struct TcpBackend::Impl final : Connection::Handler {
   void send_directive(NodeId to, const Directive& d, const Payload* payload = nullptr);
   // An answer: sent, or dropped when `to` is gone (its loss is handled where its connection closed).
   void tell(NodeId to, const Directive& d) noexcept;
+  // Runs `f` on the network thread; returns once it ran (what the thread was doing is finished).
+  void on_network(const std::function<void()>& f);
   // A directive followed by a large block, sent from where it lies (a thread's image).
   void send_directive(NodeId to, const Directive& d, std::string attached);
   std::vector<NodeId> others(NodeId skip = UINT32_MAX) const;  // live nodes but this one (and `skip`)
@@ -142,14 +145,34 @@ struct TcpBackend::Impl final : Connection::Handler {
     NodeId answers = 0;     // the node whose MigrateDone completes it (it failing fails the migration)
     bool departed = true;   // false while the thread's host has sent its image but not yet let it go
     bool answered = false;  // MigrateDone came before that: it completes once the thread departed
-    std::string error;      // of that early answer
+    std::string error = {};  // of that early answer
   };
   std::unordered_map<std::uint64_t, Migration> migrations;
-  Done take_migration(std::uint64_t request);  // and forget it; empty if it was answered already
   // MigrateDone: the Done to call now, or empty (answered already, or kept until let_go()).
   Done answer_migration(std::uint64_t request, const std::string& error);
   void let_go(std::uint64_t request);  // the host let the thread go: an early answer completes
-  Retirement take_retirement(std::uint64_t request);  // the same
+  // The request `request` taken out of `requests`, or a default one when it was answered already.
+  template <class Request>
+  Request take(std::unordered_map<std::uint64_t, Request>& requests, std::uint64_t request) {
+    std::lock_guard lock(mu);
+    auto it = requests.find(request);
+    if (it == requests.end()) return {};
+    Request r = std::move(it->second);
+    requests.erase(it);
+    return r;
+  }
+  // The requests `node` was to answer, taken out (it is gone).
+  template <class Request>
+  std::vector<Request> take_answerable_by(std::unordered_map<std::uint64_t, Request>& requests, NodeId node) {
+    std::vector<Request> out;
+    std::lock_guard lock(mu);
+    std::erase_if(requests, [&](auto& r) {
+      if (r.second.answers != node) return false;
+      out.push_back(std::move(r.second));
+      return true;
+    });
+    return out;
+  }
 
   // Envelope frames naming a thread or graph whose directive has not arrived yet (network thread).
   std::unordered_map<std::uint64_t, std::vector<std::vector<std::byte>>> parked;
