@@ -3,7 +3,6 @@
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -40,13 +39,17 @@ struct Cut : dps::Split<Interval, Interval> {
   }
 };
 struct Integrate : dps::Leaf<Interval, Area, Worker> {
+  static inline double seconds_per_interval = 1.7e-9;  // what partial direct execution charges (measured here)
   Area execute(const Interval& r) {
     const double h = 1.0 / static_cast<double>(r.total);
-    double s = 0;
-    for (long i = r.first; i < r.last; ++i) {
-      const double x = (static_cast<double>(i) + 0.5) * h;
-      s += 4.0 / (1.0 + x * x);
-    }
+    const double s = dps::compute(seconds_per_interval * static_cast<double>(r.last - r.first), [&] {
+      double sum = 0;
+      for (long i = r.first; i < r.last; ++i) {
+        const double x = (static_cast<double>(i) + 0.5) * h;
+        sum += 4.0 / (1.0 + x * x);
+      }
+      return sum;
+    });
     ++thread().pieces;
     return {s * h, 1};
   }
@@ -75,10 +78,10 @@ int main(int argc, char** argv) {
     auto workers = app.threads<Worker>("workers", app.nodes());
     auto graph = app.graph(dps::op<Cut>(master).window(64) >> dps::op<Integrate>(workers) >> dps::op<Gather>(master));
 
-    auto timed = [&] {
-      const auto t0 = std::chrono::steady_clock::now();
+    auto timed = [&] {  // app.now(): the simulated clock in a simulation
+      const double t0 = app.now();
       const Area a = graph.call(Interval{0, intervals, intervals}).get();
-      return std::pair{a, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+      return std::pair{a, app.now() - t0};
     };
     const auto [first, t1] = timed();
     std::printf("%zu nodes, %zu workers: pi ~ %.12f in %.3f s (%ld leaves)\n", app.nodes(), workers.size(), first.sum,
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
         "{\"nodes\": %zu, \"intervals\": %ld, \"pi\": %.15f, \"error\": %.3e, \"time_s\": %.4f, "
         "\"time_grown_s\": %.4f, \"leaves\": %ld, \"min_leaves_per_worker\": %ld}\n",
         app.nodes(), intervals, second.sum, error, t1, t2, total, per_worker_min);
-    return error < 1e-6 ? 0 : 1;
+    const bool skipped = second.sum == 0;  // partial direct execution skips the integrals: nothing to check
+    return skipped || error < 1e-6 ? 0 : 1;
   });
 }

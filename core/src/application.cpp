@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 namespace dps {
 
@@ -65,7 +66,7 @@ CommandLine Application::parse(int argc, char** argv) {
   return c;
 }
 
-Application::Application(CommandLine command_line, BackendMaker make) : args_(std::move(command_line.rest)) {
+Application::Application(CommandLine command_line, BackendMaker make) {
   if (command_line.in_process) {
     if (!command_line.hostfile.empty()) throw std::invalid_argument("--local runs every node in this process: no --hostfile");
     command_line.options.nodes = std::max<std::size_t>(command_line.options.nodes, 1);
@@ -73,6 +74,7 @@ Application::Application(CommandLine command_line, BackendMaker make) : args_(st
   } else {
     start(make(command_line));
   }
+  args_ = std::move(command_line.rest);
   if (!runtime_->coordinates()) {  // another node's process: it serves, then ends here
     const int status = backend_->serve();
     runtime_.reset();
@@ -97,11 +99,10 @@ Application::~Application() {
   backend_.reset();
 }
 
-const char* Application::options_help() {
-  return "  --nodes V           node processes of the application (default 1, or the hostfile's slots)\n"
-         "  --hostfile FILE     start them on these hosts over ssh ($DPS_RSH): lines 'host [slots]'\n"
-         "  --local             run every node inside this process instead (threads, no TCP)\n"
-         "  --workers V         OS threads running DPS threads in each process (default: one per core)\n";
+void Application::sleep_until(double time) {
+  if (backend_->advance_to(time)) return;
+  const double left = time - now();
+  if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
 }
 
 NodeId Application::add_node() {

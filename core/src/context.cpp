@@ -10,6 +10,7 @@
 
 #include <tbb/scalable_allocator.h>
 
+#include <ctime>
 #include <new>
 #include <stdexcept>
 
@@ -22,14 +23,21 @@ bool payload_allocation_enabled() noexcept {
   return rt == nullptr || rt->backend().allocates_payloads();
 }
 
-bool compute_is_modelled() noexcept {
-  Runtime* rt = current().runtime;
-  return rt != nullptr && rt->backend().models_compute();
+ComputePlan plan_compute(const void* site, double estimate) {
+  const Context& c = current();
+  if (!c.runtime || !c.thread) return ComputePlan::Run;  // outside operations (main) it just runs
+  return c.runtime->backend().plan_compute(*c.thread, site, estimate);
 }
 
-void charge_current(double seconds) {
+void computed(const void* site, double estimate, double cpu_seconds) {
   const Context& c = current();
-  if (c.runtime && c.thread) c.runtime->backend().charge(*c.thread, seconds);
+  if (c.runtime && c.thread) c.runtime->backend().computed(*c.thread, site, estimate, cpu_seconds);
+}
+
+double thread_cpu_seconds() noexcept {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 // An operation that waits for a future makes its thread one that never runs on a borrowed OS thread

@@ -56,7 +56,7 @@ void LocalBackend::remove_node(NodeId node) {
 void LocalBackend::schedule(Thread& thread) { impl_->strands.schedule(thread); }
 
 void LocalBackend::send(NodeId from, Thread& to, Envelope* e) {
-  if (TraceSink* sink = impl_->runtime->tracer()) {
+  if (TraceSink* sink = impl_->runtime->tracer(); sink && from != to.node()) {
     const double t = now();
     sink->transfer({from, to.node(), e->kind == Message::Data ? e->payload.wire_size() : sizeof(Envelope), t, t});
   }

@@ -11,6 +11,7 @@ namespace dps {
 Runtime::Runtime(Backend& backend)
     : backend_(backend), steps_yield_(backend.steps_yield()), frame_base_(FrameId{backend.local_node()} << 44) {
   backend_.attach(*this);
+  tracer_.store(backend_.trace_through(nullptr), std::memory_order_release);
 }
 
 Runtime::~Runtime() {
@@ -84,7 +85,7 @@ std::vector<Thread*> Runtime::threads() const {
 void Runtime::trace_to(TraceSink* sink) {
   const bool relay = link_ && coordinates();
   if (relay && tracer()) link_->collect_trace();  // the old sink gets what is on its way
-  tracer_.store(sink, std::memory_order_release);
+  tracer_.store(backend_.trace_through(sink), std::memory_order_release);
   if (relay) link_->tracing(sink != nullptr);
 }
 
@@ -244,8 +245,14 @@ Thread& Runtime::route(const GraphCore& graph, std::uint32_t vertex, const Envel
   return *table[index];
 }
 
+void Runtime::finish_call(NodeId from, Envelope* e) {
+  if (steps_yield_ && backend_.send_result(from, e)) return;
+  complete_call(*e->graph, e->call, std::move(e->payload));
+  delete e;
+}
+
 void Runtime::send(NodeId from, Thread& to, Envelope* e) {
-  if (to.node() == from)
+  if (to.node() == from && !steps_yield_)
     enqueue(to, e);
   else
     backend_.send(from, to, e);

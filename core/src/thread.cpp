@@ -146,11 +146,7 @@ void Thread::run_leaf(Envelope* e) {
 }
 
 void Thread::emit(Envelope* e, const std::string& poster) {
-  if (e->vertex == GraphCore::kSink) {
-    runtime_.complete_call(*e->graph, e->call, std::move(e->payload));
-    delete e;
-    return;
-  }
+  if (e->vertex == GraphCore::kSink) return runtime_.finish_call(node(), e);
   Thread* to = nullptr;
   try {
     to = &runtime_.route(*e->graph, e->vertex, *e);

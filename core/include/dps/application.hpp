@@ -19,6 +19,7 @@
 #include "dps/threads.hpp"
 #include "dps/trace.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -43,8 +44,10 @@ struct CommandLine {
 
 namespace detail {
 // The backend of Application(argc, argv). Defined by the backend library the program links:
-// dps::dps (node processes over TCP) or dps::sim (the simulator).
-std::unique_ptr<Backend> command_line_backend(const CommandLine& command_line);
+// dps::dps (node processes over TCP) or dps::sim (the simulator), which takes its own options out of
+// command_line.rest; the help lists those options.
+std::unique_ptr<Backend> command_line_backend(CommandLine& command_line);
+const char* command_line_backend_help();
 }  // namespace detail
 
 // A user phase (e.g. an LU iteration), recorded in the trace from construction to end().
@@ -75,9 +78,20 @@ class Application {
   Application(const Application&) = delete;
   Application& operator=(const Application&) = delete;
 
-  static const char* options_help();
+  // The options the backend reads (inline: the backend library that defines it comes after the kernel).
+  static std::string options_help() { return detail::command_line_backend_help(); }
   static CommandLine parse(int argc, char** argv);
   const std::vector<std::string>& args() const noexcept { return args_; }
+
+  // Seconds since the application started: simulated time in a simulation.
+  double now() const { return backend_->now(); }
+  // Lets time pass: sleeps, or runs the simulated cluster that long (main's own code takes no
+  // simulated time). E.g. remove threads 2 s into a call: f = g.call(x); app.sleep_for(2s); ...
+  template <class Rep, class Period>
+  void sleep_for(std::chrono::duration<Rep, Period> duration) {
+    sleep_until(now() + std::chrono::duration<double>(duration).count());
+  }
+  void sleep_until(double time);
 
   std::size_t nodes() const { return backend_->nodes().size(); }
   std::vector<NodeId> node_ids() const { return backend_->nodes(); }
@@ -108,7 +122,7 @@ class Application {
   Backend& backend() noexcept { return *backend_; }
 
  private:
-  using BackendMaker = std::unique_ptr<Backend> (*)(const CommandLine&);
+  using BackendMaker = std::unique_ptr<Backend> (*)(CommandLine&);
   Application(CommandLine command_line, BackendMaker make);
   void start(std::unique_ptr<Backend> backend);
   template <class State, class Make>

@@ -9,6 +9,7 @@
 //   };
 #pragma once
 
+#include "dps/compute.hpp"
 #include "dps/envelope.hpp"
 
 #include <cstddef>
@@ -21,6 +22,7 @@ namespace dps {
 
 class Runtime;
 class Thread;
+class TraceSink;
 
 class Backend {
  public:
@@ -47,8 +49,15 @@ class Backend {
   // one schedule in flight).
   virtual void schedule(Thread& thread) = 0;
   // Deliver `e` to `to`, which runs on another node than `from` (same-node delivery bypasses the
-  // backend: it is a move). The backend eventually calls runtime.enqueue(to, e) where `to` lives.
+  // backend: it is a move, unless steps yield). The backend eventually calls runtime.enqueue(to, e)
+  // where `to` lives.
   virtual void send(NodeId from, Thread& to, Envelope* e) = 0;
+  // A graph's output, produced on `from`, for its caller. A backend that takes it (true) calls
+  // runtime.complete_call later itself (the simulator: once the step that produced it has ended).
+  virtual bool send_result(NodeId from, Envelope* e) {
+    (void)from, (void)e;
+    return false;
+  }
   // Move a thread's serialized state to `to`; the thread's mailbox follows it. `arrived` runs exactly
   // once: when the thread runs on `to`, or with the error that kept it here or lost it on the way.
   // Returns whether the thread left (false: it stays here, and `arrived` has the reason).
@@ -62,17 +71,37 @@ class Backend {
 
   // --- time and modelling ---
   virtual double now() const = 0;  // seconds since the application started (virtual under simulation)
-  // Every co_await ends an atomic step and returns control to the backend (the simulator needs this;
-  // real backends let an operation continue when nothing blocks it).
+  // Every co_await ends an atomic step and returns control to the backend, and every envelope, even
+  // between threads of one node, goes through send() (the simulator needs both: it delivers what a
+  // step sent when the step ends; real backends let an operation continue when nothing blocks it).
   virtual bool steps_yield() const { return false; }
   // dps::compute charges its estimate instead of running its function (partial direct execution).
   virtual bool models_compute() const { return false; }
   virtual void charge(Thread& thread, double seconds) { (void)thread, (void)seconds; }
+  // How one dps::compute call at `site` runs (see compute.hpp); the default follows models_compute().
+  virtual ComputePlan plan_compute(Thread& thread, const void* site, double estimate) {
+    (void)site;
+    if (!models_compute()) return ComputePlan::Run;
+    charge(thread, estimate);
+    return ComputePlan::Skip;
+  }
+  // The thread CPU time of a call planned as Measure.
+  virtual void computed(Thread& thread, const void* site, double estimate, double cpu_seconds) {
+    (void)thread, (void)site, (void)estimate, (void)cpu_seconds;
+  }
+  // The sink the kernel reports to when the user asked for `sink` (maybe none): a backend may put
+  // its own in between (the simulator times steps itself and keeps statistics).
+  virtual TraceSink* trace_through(TraceSink* sink) { return sink; }
   // LargeArray payloads allocate their data (false under NOALLOC simulation).
   virtual bool allocates_payloads() const { return true; }
   // Advance the world until done() holds; false if the backend runs on its own and callers just wait.
   virtual bool drive_until(const std::function<bool()>& done) {
     (void)done;
+    return false;
+  }
+  // Run the clock to `time` (seconds, as now()); false if the backend runs on its own and callers sleep.
+  virtual bool advance_to(double time) {
+    (void)time;
     return false;
   }
 };

@@ -5,29 +5,54 @@
 //   double x = dps::compute(2e-3, [&] { return norm(v); });                  // PDEXEC: returns 0.0
 //
 // When the function is skipped its result is value-initialized, so use it only where the flow of the
-// application does not depend on the values (the simulator only needs the flow).
+// application does not depend on the values (the simulator only needs the flow). A simulator that
+// measures then reuses (seed 004 §7) times the first calls of each call site with each estimate and
+// charges their mean for the later ones.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
 namespace dps {
 
+// How the backend wants one dps::compute call run.
+enum class ComputePlan : std::uint8_t {
+  Run,      // for real
+  Measure,  // for real, its thread CPU time reported to the backend
+  Skip,     // not at all: the backend charged a duration instead
+};
+
 namespace detail {
-bool compute_is_modelled() noexcept;  // the current thread runs in a PDEXEC simulation
-void charge_current(double seconds);  // adds modelled time to the current atomic step
+ComputePlan plan_compute(const void* site, double estimate);  // asks the current thread's backend
+void computed(const void* site, double estimate, double cpu_seconds);
+double thread_cpu_seconds() noexcept;
 }  // namespace detail
 
 template <class F>
 auto compute(double estimate_seconds, F&& fn) -> std::invoke_result_t<F&> {
   using R = std::invoke_result_t<F&>;
-  if (detail::compute_is_modelled()) {
-    detail::charge_current(estimate_seconds);
-    if constexpr (!std::is_void_v<R>)
-      return R{};
-    else
-      return;
+  static char site;  // one per call site (each lambda is a type of its own); mutable, so never merged
+  switch (detail::plan_compute(&site, estimate_seconds)) {
+    case ComputePlan::Skip:
+      if constexpr (!std::is_void_v<R>)
+        return R{};
+      else
+        return;
+    case ComputePlan::Measure: {
+      const double start = detail::thread_cpu_seconds();
+      if constexpr (std::is_void_v<R>) {
+        fn();
+        detail::computed(&site, estimate_seconds, detail::thread_cpu_seconds() - start);
+        return;
+      } else {
+        R result = fn();
+        detail::computed(&site, estimate_seconds, detail::thread_cpu_seconds() - start);
+        return result;
+      }
+    }
+    case ComputePlan::Run: break;
   }
   return std::forward<F>(fn)();
 }

@@ -83,6 +83,7 @@ class Runtime {
   std::shared_ptr<const GraphCore> adopt(std::shared_ptr<GraphCore> graph);
   std::vector<const GraphCore*> graphs() const;
   void start_call(std::shared_ptr<const GraphCore> graph, Payload input, std::unique_ptr<detail::CallBase> call);
+  void finish_call(NodeId from, Envelope* e);  // the graph's output `e` leaves `from` for the caller
   void complete_call(const GraphCore& graph, CallId call, Payload&& result);
   void fail_call(CallId call, std::exception_ptr error);
   void abort_call(CallId call);         // every thread hosted here drops what it holds of the call

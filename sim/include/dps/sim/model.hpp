@@ -1,0 +1,70 @@
+// ClusterModel: the simulated cluster, read from a JSON file (which `calibrate` writes from
+// measurements). Nodes come in groups that may differ (heterogeneous clusters); the network is a
+// full-duplex star: a transfer of s bytes takes latency + s / bandwidth, each node's outgoing and
+// incoming bandwidth shared among its concurrent transfers (seed 004 §4).
+//
+//   {
+//     "groups":  [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0 },
+//                  { "name": "slow", "count": 4, "cores": 1, "speed": 0.5 } ],
+//     "network": { "latency_us": 50, "bandwidth_MBps": 117.5, "sharing": "equal",
+//                  "cpu_per_send": 0.05, "cpu_per_receive": 0.1, "header_bytes": 0 }
+//   }
+//
+//   auto model = dps::sim::ClusterModel::load("cluster.json", {"network.sharing=maxmin", "groups.0.count=16"});
+//
+// Speeds are relative to the machine running the simulation (direct execution) or to the machine the
+// estimates of dps::compute were made on (partial direct execution). Bandwidth MB are 10^6 bytes.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dps::sim {
+
+// A model that cannot be used; what() names the file and the field.
+class ModelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Sharing {
+  Equal,   // each of a link's n transfers gets bandwidth / n (seed 004 §4)
+  MaxMin,  // max-min fairness by progressive filling (what SimGrid does)
+};
+
+struct NodeGroup {
+  std::string name;
+  std::size_t count = 1;
+  unsigned cores = 1;
+  double speed = 1.0;  // relative: a step of t seconds at speed 1 takes t / speed
+};
+
+struct NetworkModel {
+  double latency = 50e-6;        // seconds
+  double bandwidth = 117.5e6;    // bytes per second, each direction of each node's link
+  Sharing sharing = Sharing::Equal;
+  double cpu_per_send = 0.0;     // fraction of a core used by each concurrent outgoing transfer
+  double cpu_per_receive = 0.0;  // ... and by each concurrent incoming one
+  double header_bytes = 0.0;     // added to every message between nodes
+};
+
+struct ClusterModel {
+  std::vector<NodeGroup> groups{NodeGroup{"nodes", 64, 1, 1.0}};
+  NetworkModel network;
+
+  std::size_t node_count() const noexcept;
+  const NodeGroup& group_of(std::size_t node) const;  // node: 0 .. node_count() - 1
+
+  // Parses and checks a model; `origin` (a file name) starts every error message.
+  static ClusterModel parse(std::string_view json, std::string_view origin = "model",
+                            const std::vector<std::string>& overrides = {});
+  static ClusterModel load(const std::string& path, const std::vector<std::string>& overrides = {});
+  // The defaults above with the overrides applied (no file).
+  static ClusterModel defaults(const std::vector<std::string>& overrides = {});
+  std::string to_json() const;  // what parse() reads back
+};
+
+}  // namespace dps::sim

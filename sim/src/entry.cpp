@@ -1,0 +1,69 @@
+// The backend of dps::Application(argc, argv) in programs linked with dps::sim (-DSIM builds and the
+// <app>-sim executables): the simulated cluster of --model, or the default one.
+#include "dps/application.hpp"
+#include "dps/sim/sim_backend.hpp"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <stdexcept>
+
+namespace dps::detail {
+
+const char* command_line_backend_help() {
+  return "  --nodes V           virtual nodes the application starts on (default: all of the model's, or 1)\n"
+         "  --model FILE        the simulated cluster, JSON (default: 64 single-core nodes, 50 us, 117.5 MB/s)\n"
+         "  --set PATH=VALUE    change a field of the model, e.g. --set network.sharing=maxmin\n"
+         "  --pdexec            partial direct execution: dps::compute charges its estimate instead of running\n"
+         "  --noalloc           large arrays allocate nothing (with --pdexec)\n"
+         "  --measure K         time the first K runs of each dps::compute (per estimate), then charge their mean\n"
+         "  --stats FILE        write per-node utilization and dynamic efficiency (JSON) at the end\n";
+}
+
+std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
+  if (!c.hostfile.empty())
+    throw std::invalid_argument("--hostfile starts processes on real hosts; a simulation takes its cluster from --model");
+  std::string model_path;
+  std::vector<std::string> sets, rest;
+  sim::SimOptions options;
+  auto value = [&](std::size_t& i, const std::string& option) -> std::string {
+    if (i + 1 >= c.rest.size()) throw std::invalid_argument(option + " expects a value");
+    return c.rest[++i];
+  };
+  for (std::size_t i = 0; i < c.rest.size(); ++i) {
+    const std::string& arg = c.rest[i];
+    if (arg == "--model") {
+      model_path = value(i, arg);
+    } else if (arg == "--set") {
+      sets.push_back(value(i, arg));
+    } else if (arg == "--pdexec") {
+      options.pdexec = true;
+    } else if (arg == "--noalloc") {
+      options.noalloc = true;
+    } else if (arg == "--measure") {
+      const std::string k = value(i, arg);
+      auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), options.measure);
+      if (ec != std::errc() || end != k.data() + k.size() || options.measure == 0)
+        throw std::invalid_argument("--measure expects a positive integer, got '" + k + "'");
+    } else if (arg == "--stats") {
+      options.statistics = value(i, arg);
+    } else {
+      rest.push_back(arg);
+    }
+  }
+  c.rest = std::move(rest);
+  if (options.noalloc && !options.pdexec)
+    throw std::invalid_argument("--noalloc needs --pdexec: computations that run for real need their data");
+  if (options.measure && options.pdexec)
+    throw std::invalid_argument("--measure and --pdexec exclude each other: one measures computations, one skips them");
+  sim::ClusterModel model = model_path.empty() ? sim::ClusterModel::defaults(sets) : sim::ClusterModel::load(model_path, sets);
+  options.nodes = c.options.nodes ? c.options.nodes : model_path.empty() ? 1 : model.node_count();
+  if (options.nodes > model.node_count())
+    throw std::invalid_argument("--nodes " + std::to_string(options.nodes) + ": the simulated cluster has " +
+                                std::to_string(model.node_count()) + " nodes");
+  options.report = true;
+  options.progress = isatty(STDOUT_FILENO) != 0;
+  return std::make_unique<sim::SimBackend>(std::move(model), std::move(options));
+}
+
+}  // namespace dps::detail

@@ -1,0 +1,195 @@
+// ClusterModel: JSON in and out, every field checked and named in errors.
+#include "dps/sim/model.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace dps::sim {
+
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+ public:
+  explicit Reader(std::string_view origin) : origin_(origin) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw ModelError(origin_ + ": " + field + " " + what);
+  }
+
+  const json& field(const json& object, const std::string& path, const char* key) const {
+    auto it = object.find(key);
+    if (it == object.end()) fail(path + key, "is missing");
+    return *it;
+  }
+
+  void only(const json& object, const std::string& path, std::set<std::string> keys) const {
+    if (!object.is_object()) fail(path.empty() ? "the model" : path.substr(0, path.size() - 1), "must be an object");
+    for (const auto& [key, value] : object.items())
+      if (!keys.contains(key)) fail(path + key, "is not a field of the model");
+  }
+
+  double number(const json& object, const std::string& path, const char* key, bool positive) const {
+    const json& v = field(object, path, key);
+    if (!v.is_number()) fail(path + key, "must be a number, got " + v.dump());
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || x < 0 || (positive && x == 0))
+      fail(path + key, std::string(positive ? "must be positive" : "must not be negative") + ", got " + v.dump());
+    return x;
+  }
+
+  double optional_number(const json& object, const std::string& path, const char* key, double fallback) const {
+    return object.contains(key) ? number(object, path, key, false) : fallback;
+  }
+
+  std::size_t count(const json& object, const std::string& path, const char* key) const {
+    const json& v = field(object, path, key);
+    if (!v.is_number_integer() || v.get<long long>() < 1)
+      fail(path + key, "must be a positive integer, got " + v.dump());
+    return v.get<std::size_t>();
+  }
+
+ private:
+  std::string origin_;
+};
+
+// "network.latency_us=2", "groups.1.speed=0.5": the value is JSON if it parses, a string otherwise.
+void apply(json& root, const std::string& assignment, const Reader& reader) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    reader.fail("override '" + assignment + "'", "must be PATH=VALUE, e.g. network.latency_us=2");
+  json* at = &root;
+  std::stringstream path(assignment.substr(0, eq));
+  for (std::string part; std::getline(path, part, '.');) {
+    if (at->is_array()) {
+      std::size_t index = 0;
+      try {
+        index = std::stoul(part);
+      } catch (const std::exception&) {
+        reader.fail("override '" + assignment + "'", "indexes a list with '" + part + "'");
+      }
+      if (index >= at->size()) reader.fail("override '" + assignment + "'", "indexes past the end of a list");
+      at = &(*at)[index];
+    } else {
+      at = &(*at)[part];
+    }
+  }
+  const std::string value = assignment.substr(eq + 1);
+  json parsed = json::parse(value, nullptr, false);
+  *at = parsed.is_discarded() ? json(value) : std::move(parsed);
+}
+
+// Unit conversions leave tails (1350e-6 * 1e6 = 1349.9999999999998): 12 digits say what was meant.
+double tidy(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.12g", x);
+  return std::strtod(text, nullptr);
+}
+
+json defaults_json() {
+  const ClusterModel d{};
+  return json::parse(d.to_json());
+}
+
+ClusterModel check(const json& root, const Reader& r) {
+  r.only(root, "", {"name", "notes", "groups", "network"});
+  ClusterModel m;
+  m.groups.clear();
+  const json& groups = r.field(root, "", "groups");
+  if (!groups.is_array() || groups.empty()) r.fail("groups", "must be a non-empty list of node groups");
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::string path = "groups[" + std::to_string(i) + "].";
+    const json& g = groups[i];
+    r.only(g, path, {"name", "count", "cores", "speed"});
+    NodeGroup group;
+    group.name = g.contains("name") && g["name"].is_string() ? g["name"].get<std::string>() : "group" + std::to_string(i);
+    group.count = r.count(g, path, "count");
+    group.cores = g.contains("cores") ? static_cast<unsigned>(r.count(g, path, "cores")) : 1u;
+    group.speed = r.number(g, path, "speed", true);
+    m.groups.push_back(std::move(group));
+  }
+  const json& n = r.field(root, "", "network");
+  r.only(n, "network.", {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes"});
+  m.network.latency = r.number(n, "network.", "latency_us", false) * 1e-6;
+  m.network.bandwidth = r.number(n, "network.", "bandwidth_MBps", true) * 1e6;
+  const json& sharing = r.field(n, "network.", "sharing");
+  if (sharing == "equal")
+    m.network.sharing = Sharing::Equal;
+  else if (sharing == "maxmin")
+    m.network.sharing = Sharing::MaxMin;
+  else
+    r.fail("network.sharing", "must be \"equal\" or \"maxmin\", got " + sharing.dump());
+  m.network.cpu_per_send = r.optional_number(n, "network.", "cpu_per_send", 0.0);
+  m.network.cpu_per_receive = r.optional_number(n, "network.", "cpu_per_receive", 0.0);
+  m.network.header_bytes = r.optional_number(n, "network.", "header_bytes", 0.0);
+  return m;
+}
+
+}  // namespace
+
+std::size_t ClusterModel::node_count() const noexcept {
+  std::size_t n = 0;
+  for (const auto& g : groups) n += g.count;
+  return n;
+}
+
+const NodeGroup& ClusterModel::group_of(std::size_t node) const {
+  for (const auto& g : groups) {
+    if (node < g.count) return g;
+    node -= g.count;
+  }
+  throw std::out_of_range("the model has " + std::to_string(node_count()) + " nodes");
+}
+
+ClusterModel ClusterModel::parse(std::string_view text, std::string_view origin,
+                                 const std::vector<std::string>& overrides) {
+  const Reader reader(origin);
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    reader.fail("is not JSON:", std::string(e.what()).substr(std::string(e.what()).find(']') + 2));
+  }
+  for (const auto& o : overrides) apply(root, o, reader);
+  return check(root, reader);
+}
+
+ClusterModel ClusterModel::load(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelError(path + ": cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path, overrides);
+}
+
+ClusterModel ClusterModel::defaults(const std::vector<std::string>& overrides) {
+  const Reader reader("the default model");
+  json root = defaults_json();
+  for (const auto& o : overrides) apply(root, o, reader);
+  return check(root, reader);
+}
+
+std::string ClusterModel::to_json() const {
+  json groups_json = json::array();
+  for (const auto& g : groups)
+    groups_json.push_back({{"name", g.name}, {"count", g.count}, {"cores", g.cores}, {"speed", g.speed}});
+  const json root = {
+      {"groups", groups_json},
+      {"network",
+       {{"latency_us", tidy(network.latency * 1e6)},
+        {"bandwidth_MBps", tidy(network.bandwidth / 1e6)},
+        {"sharing", network.sharing == Sharing::Equal ? "equal" : "maxmin"},
+        {"cpu_per_send", network.cpu_per_send},
+        {"cpu_per_receive", network.cpu_per_receive},
+        {"header_bytes", network.header_bytes}}}};
+  return root.dump(2) + "\n";
+}
+
+}  // namespace dps::sim

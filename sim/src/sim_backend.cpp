@@ -1,0 +1,521 @@
+// SimBackend: DPS threads as simulated strands, their atomic steps as computations on virtual nodes,
+// their envelopes as transfers, all released when the step that produced them ends (seed 004 Fig. 5).
+#include "dps/sim/sim_backend.hpp"
+
+#include "statistics.hpp"
+
+#include "dps/errors.hpp"
+#include "dps/runtime.hpp"
+#include "dps/thread.hpp"
+#include "dps/trace.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+
+namespace dps::sim {
+
+namespace {
+
+constexpr std::uint64_t kStepTag = 0, kDeliveryTag = 1;
+constexpr int kKindShift = 62;
+constexpr std::uint64_t tag(std::uint64_t kind, std::uint64_t index) { return kind << kKindShift | index; }
+
+constexpr double kControlBytes = 32;  // an envelope of the kernel's own: credit, frame registration
+
+double peak_rss_mb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+std::string format(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", seconds);
+  return text;
+}
+
+}  // namespace
+
+std::string Report::json() const {
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "{\"predicted_s\": %.9g, \"wall_s\": %.3f, \"peak_rss_mb\": %.1f, \"ops\": %llu, \"steps\": %llu, "
+                "\"messages\": %llu, \"bytes\": %.0f, \"efficiency\": %.4f, \"nodes\": %zu}",
+                predicted_s, wall_s, peak_rss_mb, static_cast<unsigned long long>(ops),
+                static_cast<unsigned long long>(steps), static_cast<unsigned long long>(messages), bytes, efficiency,
+                nodes);
+  return line;
+}
+
+struct SimBackend::Impl final : Listener, TraceSink {
+  // What a step sent: delivered when it ends. `to` null: the result of the step's call.
+  struct Effect {
+    Thread* to;
+    Envelope* e;
+  };
+  struct Move {
+    NodeId to;
+    std::string state;
+    std::function<void(std::exception_ptr)> arrived;
+  };
+  // A DPS thread as the simulator runs it: one step at a time, none while it travels.
+  struct Slot {
+    Thread* thread = nullptr;
+    bool wanted = false;  // it has work (scheduled, and its last run said there is more)
+    bool queued = false;  // in ready_
+    bool busy = false;    // a step runs: its computation has not ended
+    bool moving = false;  // migrating: its state is on the way
+    NodeId node = 0;      // where the current step runs
+    double start = 0, work = 0;
+    std::vector<Effect> effects;
+    std::optional<StepEvent> step;  // the operation step the kernel reported, if any
+    std::optional<Move> move;
+  };
+  struct Delivery {
+    enum class Kind : std::uint8_t { Envelope, Result, Migration } kind;
+    NodeId from, to_node;
+    Thread* to;
+    Envelope* e;
+    double start, bytes;
+  };
+  struct Mean {
+    unsigned n = 0;
+    double sum = 0;
+  };
+
+  Impl(std::shared_ptr<Engine> shared, SimOptions opts)
+      : engine(std::move(shared)), options(std::move(opts)), stats(*engine), started(std::chrono::steady_clock::now()) {
+    if (options.nodes == 0) throw std::invalid_argument("a simulated application needs at least one node");
+    if (options.nodes > engine->size())
+      throw ModelError("the application asks for " + std::to_string(options.nodes) + " nodes, the simulated cluster has " +
+                       std::to_string(engine->size()));
+    for (std::size_t i = 0; i < options.nodes; ++i) add_node();
+  }
+
+  // --- nodes ---
+
+  NodeId add_node() {
+    const VNode v = engine->acquire(this);
+    const auto id = static_cast<NodeId>(vnodes.size());
+    vnodes.push_back(v);
+    live.push_back(id);
+    stats.node_joined(id, v, engine->now());
+    return id;
+  }
+
+  void remove_node(NodeId node) {
+    if (node == 0) throw std::invalid_argument("node 0 coordinates the application and cannot be removed");
+    auto it = std::find(live.begin(), live.end(), node);
+    if (it == live.end()) throw std::invalid_argument("no node " + std::to_string(node));
+    live.erase(it);
+    engine->release(vnodes[node]);
+    stats.node_left(node, engine->now());
+  }
+
+  VNode vnode(NodeId node) const { return vnodes.at(node); }
+
+  // --- threads and their steps ---
+
+  Slot& slot(const Thread& t) {
+    const std::uint64_t uid = t.uid();
+    while (slots.size() <= uid) slots.emplace_back();  // a deque: references stay valid
+    return slots[uid];
+  }
+
+  void schedule(Thread& t) {
+    Slot& s = slot(t);
+    s.thread = &t;
+    s.wanted = true;
+    kick(s);
+  }
+
+  void kick(Slot& s) {
+    if (s.wanted && !s.busy && !s.moving && !s.queued && !stopped) {
+      s.queued = true;
+      ready.push_back(&s);
+    }
+  }
+
+  void run_ready() {
+    while (!ready.empty()) {
+      Slot& s = *ready.front();
+      ready.pop_front();
+      s.queued = false;
+      if (s.wanted && !s.busy && !s.moving && !stopped) execute(s);
+    }
+  }
+
+  // One atomic step, run now for real; it takes simulated time from here on.
+  void execute(Slot& s) {
+    Thread& t = *s.thread;
+    s.node = t.node();
+    s.start = engine->now();
+    s.work = 0;
+    s.step.reset();
+    current = &s;
+    const bool direct = !options.pdexec;
+    const double cpu = direct ? detail::thread_cpu_seconds() : 0.0;
+    bool more = false;
+    try {
+      more = t.run(1);
+    } catch (...) {
+      current = nullptr;
+      throw;
+    }
+    if (direct) s.work += detail::thread_cpu_seconds() - cpu;
+    current = nullptr;
+    s.wanted = more;
+    s.busy = true;
+    ++stats.steps;
+    if (s.work > 0) {
+      ++outstanding;
+      engine->compute(vnode(s.node), s.work, {this, tag(kStepTag, t.uid())});
+    } else {
+      finish(s);
+    }
+  }
+
+  void finish(Slot& s) {
+    s.busy = false;
+    if (s.step) {
+      ++stats.ops;
+      if (user) {
+        StepEvent e = *s.step;
+        e.start = s.start;
+        e.end = engine->now();
+        user->step(e);
+      }
+      s.step.reset();
+    }
+    for (const Effect& f : s.effects) deliver(s.node, f.to, f.e);
+    s.effects.clear();
+    if (s.move) start_move(s);
+    kick(s);
+  }
+
+  // --- envelopes, results and migrations between nodes ---
+
+  void deliver(NodeId from, Thread* to, Envelope* e) {
+    if (stopped) {
+      delete e;
+      return;
+    }
+    const NodeId dest = to ? to->node() : 0;
+    if (vnode(from) == vnode(dest)) {
+      ++stats.local_messages;
+      if (to)
+        runtime->enqueue(*to, e);
+      else
+        complete(e);
+      return;
+    }
+    const double bytes =
+        (e->kind == Message::Data ? static_cast<double>(e->payload.wire_size()) : kControlBytes) +
+        engine->model().network.header_bytes;
+    transfer(Delivery{to ? Delivery::Kind::Envelope : Delivery::Kind::Result, from, dest, to, e, engine->now(), bytes});
+  }
+
+  void transfer(const Delivery& d) {
+    std::size_t index;
+    if (!free_deliveries.empty()) {
+      index = free_deliveries.back();
+      free_deliveries.pop_back();
+      deliveries[index] = d;
+    } else {
+      index = deliveries.size();
+      deliveries.push_back(d);
+    }
+    ++outstanding;
+    ++stats.messages;
+    stats.bytes += d.bytes;
+    engine->transfer(vnode(d.from), vnode(d.to_node), d.bytes, {this, tag(kDeliveryTag, index)});
+  }
+
+  void arrive(std::size_t index) {
+    const Delivery d = deliveries[index];
+    free_deliveries.push_back(index);
+    if (user) user->transfer({d.from, d.to_node, static_cast<std::uint64_t>(d.bytes), d.start, engine->now()});
+    switch (d.kind) {
+      case Delivery::Kind::Envelope:
+        if (stopped) {
+          delete d.e;
+        } else if (d.to->node() != d.to_node) {
+          deliver(d.to_node, d.to, d.e);  // the thread moved on meanwhile: forwarded
+        } else {
+          runtime->enqueue(*d.to, d.e);
+        }
+        break;
+      case Delivery::Kind::Result:
+        if (stopped)
+          delete d.e;
+        else
+          complete(d.e);
+        break;
+      case Delivery::Kind::Migration: {
+        Slot& s = slot(*d.to);
+        Move m = std::move(*s.move);
+        s.move.reset();
+        s.moving = false;
+        d.to->relocate(m.to, m.state);
+        m.arrived(nullptr);
+        kick(s);
+        break;
+      }
+    }
+  }
+
+  void complete(Envelope* e) {
+    runtime->complete_call(*e->graph, e->call, std::move(e->payload));
+    delete e;
+  }
+
+  void start_move(Slot& s) {
+    const double bytes = static_cast<double>(s.move->state.size()) + engine->model().network.header_bytes;
+    transfer(Delivery{Delivery::Kind::Migration, s.node, s.move->to, s.thread, nullptr, engine->now(), bytes});
+  }
+
+  // --- Listener: an action of this application ended ---
+
+  void finished(std::uint64_t t) override {
+    --outstanding;
+    const std::uint64_t index = t & ((std::uint64_t{1} << kKindShift) - 1);
+    if (t >> kKindShift == kStepTag)
+      finish(slots[index]);
+    else
+      arrive(index);
+  }
+
+  // --- TraceSink: the kernel reports here; steps get their simulated times, then go to the user's sink ---
+
+  void step(const StepEvent& e) override {
+    if (current)
+      current->step = e;
+    else if (user)
+      user->step(e);
+  }
+  void transfer(const TransferEvent& e) override {
+    if (user) user->transfer(e);
+  }
+  void lifecycle(const LifecycleEvent& e) override {
+    const double now = engine->now();
+    switch (e.kind) {
+      case Lifecycle::ThreadAdded: stats.threads_changed(e.node, +1, now); break;
+      case Lifecycle::ThreadRemoved: stats.threads_changed(e.node, -1, now); break;
+      case Lifecycle::ThreadMigrated:
+        stats.threads_changed(e.node, -1, now);
+        stats.threads_changed(e.to, +1, now);
+        break;
+      case Lifecycle::NodeAdded:
+      case Lifecycle::NodeRemoved: break;  // add_node and remove_node saw them
+    }
+    if (user) user->lifecycle(e);
+  }
+  void phase(const PhaseEvent& e) override {
+    stats.phase(e.name, e.begin, engine->now());
+    if (user) user->phase(e);
+  }
+
+  // --- the loop ---
+
+  void check_not_in_step(const char* what) const {
+    if (current)
+      throw std::logic_error(std::string("an operation on ") + current->thread->name() + " " + what +
+                             " inside its step: a simulated step cannot wait for the simulation");
+  }
+
+  bool step_engine() {
+    if (!engine->step()) return false;
+    if (options.progress && (++since_progress & 0x3fff) == 0) show_progress(false);
+    return true;
+  }
+
+  void drive(const std::function<bool()>& done) {
+    check_not_in_step("waits for a future");
+    for (;;) {
+      run_ready();
+      if (done()) return;
+      if (outstanding == 0)
+        throw std::runtime_error("simulation: at t = " + format(engine->now()) +
+                                 " s nothing is left to run, but the application waits for a result that can never "
+                                 "come (a deadlock in the flow graph?)");
+      step_engine();
+    }
+  }
+
+  void advance(double time) {
+    check_not_in_step("sleeps");
+    for (;;) {
+      run_ready();
+      if (engine->next_time() > time) break;
+      step_engine();
+    }
+    engine->advance_to(time);
+  }
+
+  void quiesce() {
+    for (;;) {
+      run_ready();
+      if (outstanding == 0) return;
+      step_engine();
+    }
+  }
+
+  void show_progress(bool last) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!last && now - shown < std::chrono::milliseconds(500)) return;
+    shown = now;
+    std::fprintf(stderr, "\rsim: %.6g s simulated, %llu steps, %llu messages, %.1f s wall%s", engine->now(),
+                 static_cast<unsigned long long>(stats.steps), static_cast<unsigned long long>(stats.messages),
+                 std::chrono::duration<double>(now - started).count(), last ? "\n" : "");
+    std::fflush(stderr);
+  }
+
+  Report report() const {
+    Report r;
+    r.predicted_s = stopped ? ended : engine->now();
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    r.peak_rss_mb = peak_rss_mb();
+    r.ops = stats.ops;
+    r.steps = stats.steps;
+    r.messages = stats.messages;
+    r.bytes = stats.bytes;
+    r.efficiency = stats.efficiency(r.predicted_s);
+    r.nodes = live.size();
+    return r;
+  }
+
+  std::shared_ptr<Engine> engine;
+  SimOptions options;
+  Statistics stats;
+  Runtime* runtime = nullptr;
+  TraceSink* user = nullptr;
+
+  std::vector<VNode> vnodes;  // by NodeId, including removed nodes
+  std::vector<NodeId> live;
+  std::deque<Slot> slots;     // by thread uid
+  std::deque<Slot*> ready;    // threads to run a step now, in order
+  Slot* current = nullptr;    // the step running
+  std::vector<Delivery> deliveries;
+  std::vector<std::size_t> free_deliveries;
+  std::uint64_t outstanding = 0;  // this application's computations and transfers in the engine
+  std::map<std::pair<const void*, double>, Mean> means;
+  bool stopped = false;
+  double ended = 0;
+  std::chrono::steady_clock::time_point started, shown;
+  std::uint64_t since_progress = 0;
+};
+
+SimBackend::SimBackend(std::shared_ptr<Engine> engine, SimOptions options)
+    : impl_(std::make_unique<Impl>(std::move(engine), std::move(options))) {}
+
+SimBackend::SimBackend(ClusterModel model, SimOptions options)
+    : SimBackend(std::make_shared<Engine>(std::move(model)), std::move(options)) {}
+
+SimBackend::~SimBackend() {
+  Impl& s = *impl_;
+  if (s.options.progress && s.stats.steps > 0) s.show_progress(true);
+  if (!s.options.statistics.empty()) {
+    std::ofstream out(s.options.statistics);
+    write_statistics(out);
+    if (!out) std::fprintf(stderr, "sim: cannot write the statistics to %s\n", s.options.statistics.c_str());
+  }
+  if (s.options.report && s.stats.steps > 0) std::printf("%s\n", report().json().c_str());  // not after --help
+  for (NodeId n : s.live) s.engine->release(s.vnode(n));
+}
+
+Engine& SimBackend::engine() noexcept { return *impl_->engine; }
+Report SimBackend::report() const { return impl_->report(); }
+void SimBackend::write_statistics(std::ostream& out) const {
+  impl_->stats.write(out, impl_->stopped ? impl_->ended : impl_->engine->now());
+}
+
+void SimBackend::attach(Runtime& runtime) { impl_->runtime = &runtime; }
+std::vector<NodeId> SimBackend::nodes() const { return impl_->live; }
+NodeId SimBackend::add_node() { return impl_->add_node(); }
+void SimBackend::remove_node(NodeId node) { impl_->remove_node(node); }
+void SimBackend::schedule(Thread& thread) { impl_->schedule(thread); }
+
+void SimBackend::send(NodeId from, Thread& to, Envelope* e) {
+  if (impl_->current)
+    impl_->current->effects.push_back({&to, e});
+  else
+    impl_->deliver(from, &to, e);
+}
+
+bool SimBackend::send_result(NodeId from, Envelope* e) {
+  if (impl_->current)
+    impl_->current->effects.push_back({nullptr, e});
+  else
+    impl_->deliver(from, nullptr, e);
+  return true;
+}
+
+bool SimBackend::migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
+  Impl::Slot& s = impl_->slot(thread);
+  s.move = Impl::Move{to, std::move(state), std::move(arrived)};
+  s.moving = true;
+  if (!impl_->current) impl_->start_move(s);  // not from a step of its own: it leaves now
+  return true;
+}
+
+void SimBackend::quiesce() { impl_->quiesce(); }
+
+void SimBackend::stop() {
+  if (impl_->stopped) return;
+  impl_->ended = impl_->engine->now();
+  impl_->stopped = true;
+}
+
+double SimBackend::now() const { return impl_->engine->now(); }
+bool SimBackend::models_compute() const { return impl_->options.pdexec; }
+bool SimBackend::allocates_payloads() const { return !impl_->options.noalloc; }
+
+void SimBackend::charge(Thread& thread, double seconds) {
+  (void)thread;
+  if (impl_->current) impl_->current->work += seconds;
+}
+
+ComputePlan SimBackend::plan_compute(Thread& thread, const void* site, double estimate) {
+  const SimOptions& o = impl_->options;
+  if (o.pdexec) {
+    charge(thread, estimate);
+    return ComputePlan::Skip;
+  }
+  if (o.measure == 0) return ComputePlan::Run;
+  const Impl::Mean& m = impl_->means[{site, estimate}];
+  if (m.n < o.measure) return ComputePlan::Measure;
+  charge(thread, m.sum / m.n);
+  return ComputePlan::Skip;
+}
+
+void SimBackend::computed(Thread& thread, const void* site, double estimate, double cpu_seconds) {
+  (void)thread;
+  Impl::Mean& m = impl_->means[{site, estimate}];
+  ++m.n;
+  m.sum += cpu_seconds;
+}
+
+TraceSink* SimBackend::trace_through(TraceSink* sink) {
+  impl_->user = sink;
+  return impl_.get();
+}
+
+bool SimBackend::drive_until(const std::function<bool()>& done) {
+  impl_->drive(done);
+  return true;
+}
+
+bool SimBackend::advance_to(double time) {
+  impl_->advance(time);
+  return true;
+}
+
+}  // namespace dps::sim

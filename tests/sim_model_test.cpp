@@ -1,0 +1,88 @@
+// Cluster model files: what they hold, and a one-line error naming the field for every bad one.
+#include <dps/sim/model.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace dps::sim {
+namespace {
+
+const std::string kGood = R"({
+  "groups": [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0 },
+              { "name": "slow", "count": 2, "speed": 0.5 } ],
+  "network": { "latency_us": 1350, "bandwidth_MBps": 11.85, "sharing": "equal",
+               "cpu_per_send": 0.1, "cpu_per_receive": 0.2 }
+})";
+
+std::string error_of(const std::string& json, const std::vector<std::string>& overrides = {}) {
+  try {
+    ClusterModel::parse(json, "cluster.json", overrides);
+  } catch (const ModelError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(SimModel, ReadsGroupsAndNetworkInSiUnits) {
+  const ClusterModel m = ClusterModel::parse(kGood);
+  ASSERT_EQ(m.groups.size(), 2u);
+  EXPECT_EQ(m.node_count(), 6u);
+  EXPECT_EQ(m.groups[0].cores, 2u);
+  EXPECT_EQ(m.groups[1].cores, 1u) << "cores default to 1";
+  EXPECT_EQ(m.group_of(3).name, "fast");
+  EXPECT_EQ(m.group_of(4).name, "slow");
+  EXPECT_DOUBLE_EQ(m.network.latency, 1350e-6);
+  EXPECT_DOUBLE_EQ(m.network.bandwidth, 11.85e6);
+  EXPECT_EQ(m.network.sharing, Sharing::Equal);
+  EXPECT_DOUBLE_EQ(m.network.cpu_per_receive, 0.2);
+  EXPECT_DOUBLE_EQ(m.network.header_bytes, 0.0);
+}
+
+TEST(SimModel, WritesWhatItReads) {
+  const ClusterModel m = ClusterModel::parse(kGood);
+  const ClusterModel again = ClusterModel::parse(m.to_json());
+  EXPECT_EQ(again.to_json(), m.to_json());
+  EXPECT_EQ(again.node_count(), 6u);
+}
+
+TEST(SimModel, OverridesChangeFieldsBeforeTheyAreChecked) {
+  const ClusterModel m = ClusterModel::parse(kGood, "cluster.json", {"network.sharing=maxmin", "groups.1.count=10"});
+  EXPECT_EQ(m.network.sharing, Sharing::MaxMin);
+  EXPECT_EQ(m.node_count(), 14u);
+  EXPECT_EQ(error_of(kGood, {"network.latency_us=-3"}), "cluster.json: network.latency_us must not be negative, got -3");
+  EXPECT_EQ(error_of(kGood, {"groups.5.count=1"}), "cluster.json: override 'groups.5.count=1' indexes past the end of a list");
+  EXPECT_EQ(error_of(kGood, {"latency"}), "cluster.json: override 'latency' must be PATH=VALUE, e.g. network.latency_us=2");
+  EXPECT_EQ(ClusterModel::defaults({"groups.0.count=8"}).node_count(), 8u);
+}
+
+TEST(SimModel, EveryBadModelNamesItsField) {
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string json = kGood;
+    json.replace(json.find(from), from.size(), to);
+    return json;
+  };
+  EXPECT_EQ(error_of(with(R"("latency_us": 1350, )", "")), "cluster.json: network.latency_us is missing");
+  EXPECT_EQ(error_of(with("11.85", "-1")), "cluster.json: network.bandwidth_MBps must be positive, got -1");
+  EXPECT_EQ(error_of(with("11.85", "0")), "cluster.json: network.bandwidth_MBps must be positive, got 0");
+  EXPECT_EQ(error_of(with(R"("equal")", R"("fair")")),
+            R"(cluster.json: network.sharing must be "equal" or "maxmin", got "fair")");
+  EXPECT_EQ(error_of(with(R"("count": 4)", R"("count": 0)")),
+            "cluster.json: groups[0].count must be a positive integer, got 0");
+  EXPECT_EQ(error_of(with(R"("speed": 0.5)", R"("speed": "fast")")),
+            R"(cluster.json: groups[1].speed must be a number, got "fast")");
+  EXPECT_EQ(error_of(with(R"("cores": 2)", R"("cores": 2, "memory": 4)")),
+            "cluster.json: groups[0].memory is not a field of the model");
+  EXPECT_EQ(error_of(with("\"cpu_per_send\": 0.1", "\"cpu_per_send\": -0.1")),
+            "cluster.json: network.cpu_per_send must not be negative, got -0.1");
+  EXPECT_EQ(error_of(R"({"groups": [], "network": {}})"), "cluster.json: groups must be a non-empty list of node groups");
+  EXPECT_EQ(error_of("{\"groups\": "), "cluster.json: is not JSON: parse error at line 1, column 12: syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal");
+  EXPECT_EQ(error_of("[1, 2]"), "cluster.json: the model must be an object");
+}
+
+TEST(SimModel, AMissingFileIsAnError) {
+  EXPECT_THROW(ClusterModel::load("/nonexistent/cluster.json"), ModelError);
+}
+
+}  // namespace
+}  // namespace dps::sim
