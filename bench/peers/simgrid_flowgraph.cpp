@@ -1,13 +1,13 @@
 // Peer: SimGrid s4u simulation of the DPS "split -> leaves on worker nodes -> merge" flow graph, configured to the
 // plain model of DPS's own simulator, so that the two simulated times can be cross-checked.
 //
-// Platform: a star of 1+N single-core hosts. Host 0 (master) runs the feeder (split) and the merger; hosts 1..N
+// Platform: a star of 1+N single-core hosts. Host 0 runs the master (split and merge); hosts 1..N
 // run one serial worker each. Every host has its own split-duplex link (bandwidth B, latency L/2), so a route
 // (source UP + destination DOWN) has latency L and each direction of each host has bandwidth B.
 // Model: latency L without bandwidth use, then max-min fair sharing; a computation of C flops takes C/speed.
 //
-// Semantics: message i goes to worker i mod N; the feeder posts it (zero time, eager, non-blocking) only while
-// fewer than W messages are in flight (posted, result not yet merged); W = 0 is unbounded. A worker takes its
+// Semantics: message i goes to worker i mod N; the master posts it (zero time, eager, non-blocking) under DPS's
+// flow control (see master() below); W = 0 is unbounded. A worker takes its
 // messages in arrival order, computes C flops on each, and sends a result of R bytes to the merger, eagerly and
 // without blocking. The merger takes results in arrival order; the time of the last one is the simulated time.
 //
@@ -123,7 +123,6 @@ Params parse(int argc, char** argv)
 }
 
 Params P;
-sg4::SemaphorePtr in_flight;  // null when the window is unbounded
 char token;                   // payloads carry no data: only their simulated size matters
 double last_merge = 0;        // simulated time of the last result received
 
@@ -132,17 +131,6 @@ long share(long w) { return P.messages / P.workers + (w < P.messages % P.workers
 
 sg4::Mailbox* work_box(long w) { return sg4::Mailbox::by_name("work" + std::to_string(w)); }
 sg4::Mailbox* result_box(long w) { return sg4::Mailbox::by_name("result" + std::to_string(w)); }
-
-void feeder()
-{
-  const auto bytes = static_cast<uint64_t>(P.bytes);
-  for (long i = 0; i < P.messages; i++) {
-    if (in_flight)
-      in_flight->acquire();
-    // Detached: the feeder never waits for the transfer.
-    work_box(i % P.workers)->put_init(&token, bytes)->detach();
-  }
-}
 
 void worker(long w)
 {
@@ -157,10 +145,27 @@ void worker(long w)
   }
 }
 
-// One result mailbox per worker: within a worker results arrive in order, across workers wait_any picks
-// whichever arrives first, so the merger (and the window release) follows arrival order.
-void merger()
+// The master is one serial DPS thread running both the split and the merge, with DPS's flow control:
+// at most W messages in flight (posted, result not yet merged); a producer blocked on a full window
+// resumes when fewer than W - W/4 are in flight, and then posts until the window is full again, before
+// the next result is merged (a woken operation runs before the thread's next message).
+void master()
 {
+  const auto bytes = static_cast<uint64_t>(P.bytes);
+  long posted = 0, in_flight = 0;
+  bool blocked = false;
+  auto post_while_credit = [&] {
+    while (posted < P.messages && (P.window == 0 || in_flight < P.window)) {
+      work_box(posted % P.workers)->put_init(&token, bytes)->detach();  // detached: zero time, eager
+      ++posted;
+      ++in_flight;
+    }
+    blocked = posted < P.messages;
+  };
+  post_while_credit();
+
+  // One result mailbox per worker: within a worker results arrive in order, across workers wait_any picks
+  // whichever arrives first, so merging (and the window release) follows arrival order.
   std::vector<sg4::CommPtr> pending;
   std::vector<long> owner;
   std::vector<long> left(P.workers);
@@ -175,8 +180,9 @@ void merger()
   for (long got = 0; got < P.messages; got++) {
     auto k = static_cast<size_t>(sg4::Comm::wait_any(pending));
     long w = owner[k];
-    if (in_flight)
-      in_flight->release();
+    --in_flight;
+    if (blocked && in_flight < P.window - P.window / 4)
+      post_while_credit();
     if (--left[w] > 0) {
       pending[k] = result_box(w)->get_async<void>(&slot[w]);
     } else {
@@ -216,17 +222,13 @@ int main(int argc, char** argv)
   }
   zone->seal();
 
-  if (P.window > 0)
-    in_flight = sg4::Semaphore::create(static_cast<unsigned>(P.window));
-
   // Permanent receivers make every transfer start when posted, not when the receiver asks for it.
-  auto merge = sg4::Actor::create("merge", hosts[0], merger);
+  auto merge = sg4::Actor::create("master", hosts[0], master);
   for (long w = 0; w < P.workers; w++) {
     auto wk = sg4::Actor::create("worker" + std::to_string(w), hosts[static_cast<size_t>(w + 1)], worker, w);
     work_box(w)->set_receiver(wk);
     result_box(w)->set_receiver(merge);
   }
-  sg4::Actor::create("split", hosts[0], feeder);
 
   auto t0 = std::chrono::steady_clock::now();
   e.run();
@@ -234,6 +236,5 @@ int main(int argc, char** argv)
 
   std::printf("{\"simulated_s\": %.9f, \"messages\": %ld, \"workers\": %ld, \"wall_s\": %.6f, \"msgs_per_s\": %.1f}\n",
               last_merge, P.messages, P.workers, wall, P.messages / wall);
-  in_flight = nullptr;
   return 0;
 }
