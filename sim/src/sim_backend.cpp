@@ -97,7 +97,12 @@ struct SimBackend::Impl final : Listener, TraceSink {
     if (options.nodes > engine->size())
       throw ModelError("the application asks for " + std::to_string(options.nodes) + " nodes, the simulated cluster has " +
                        std::to_string(engine->size()));
-    for (std::size_t i = 0; i < options.nodes; ++i) add_node();
+    try {
+      for (std::size_t i = 0; i < options.nodes; ++i) add_node();
+    } catch (...) {
+      for (VNode v : vnodes) engine->release(v);  // the cluster is not left with nodes nobody owns
+      throw;
+    }
   }
 
   // --- nodes ---
