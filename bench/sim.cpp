@@ -15,8 +15,6 @@
 #include <dps/dps.hpp>
 #include <dps/sim/sim_backend.hpp>
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -93,7 +91,7 @@ struct Count : dps::Merge<Message, Total> {
 };
 
 struct Outcome {
-  double simulated_s = 0, wall_s = 0;
+  double simulated_s = 0, wall_s = 0, peak_rss_mb = 0;
 };
 
 Outcome simulate(const Scenario& s) {
@@ -110,8 +108,10 @@ Outcome simulate(const Scenario& s) {
   model.network.bandwidth = s.bandwidth;
   model.network.sharing = s.sharing;
   const auto nodes = static_cast<std::size_t>(s.workers + 1);
-  dps::Application app(std::make_unique<dps::sim::SimBackend>(
-      model, dps::sim::SimOptions{.pdexec = true, .noalloc = true, .nodes = nodes}));
+  auto backend = std::make_unique<dps::sim::SimBackend>(
+      model, dps::sim::SimOptions{.pdexec = true, .noalloc = true, .nodes = nodes});
+  const dps::sim::SimBackend& simulator = *backend;
+  dps::Application app(std::move(backend));
   Work::seconds = s.flops / 1e9;
   Work::result_bytes = s.result_bytes;
   auto master = app.threads<dps::Stateless>("master", 1);
@@ -123,7 +123,7 @@ Outcome simulate(const Scenario& s) {
   const Total t = graph.call(Order{s.messages, s.bytes}).get();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (t.results != s.messages) throw std::runtime_error("the merge counted " + std::to_string(t.results) + " results");
-  return {app.now(), wall};
+  return {app.now(), wall, simulator.report().peak_rss_mb};
 }
 
 // The last line of a peer's output, and a number in it.
@@ -143,12 +143,6 @@ double field(const std::string& text, const std::string& name) {
   const auto at = text.find(name);
   if (at == std::string::npos) throw std::runtime_error("no " + name + " in '" + text + "'");
   return std::stod(text.substr(text.find_first_of("=:", at) + 1));
-}
-
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
 }  // namespace
@@ -223,7 +217,7 @@ int main(int argc, char** argv) {
         "{\"messages\": %ld, \"workers\": %ld, \"msgs_per_s\": %.0f, \"peer_msgs_per_s\": %.0f, \"ratio\": %.2f, "
         "\"max_rel_err\": %.3e, \"simulated_s\": %.9g, \"wall_s\": %.3f, \"peak_rss_mb\": %.1f}\n",
         speed.messages, speed.workers, ours, theirs, theirs > 0 ? ours / theirs : 0.0, max_rel_err, last.simulated_s,
-        last.wall_s, peak_rss_mb());
+        last.wall_s, last.peak_rss_mb);
     return 0;
   });
 }

@@ -1,25 +1,15 @@
 // Application: options, the backend choice, node changes and phases.
 #include "dps/application.hpp"
 
+#include "dps/cli.hpp"
 #include "dps/local_backend.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
 namespace dps {
-
-namespace {
-std::size_t positive(const std::string& option, const std::string& text) {
-  std::size_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value == 0)
-    throw std::invalid_argument(option + " expects a positive integer, got '" + text + "'");
-  return value;
-}
-}  // namespace
 
 Phase::Phase(Runtime& runtime, std::string name) : runtime_(&runtime), name_(std::move(name)) {
   if (TraceSink* sink = runtime_->tracer()) sink->phase({name_, true, runtime_->now()});
@@ -53,7 +43,7 @@ CommandLine Application::parse(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--nodes" || arg == "--workers") {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a value");
-      (arg == "--nodes" ? c.options.nodes : c.options.workers) = positive(arg, argv[++i]);
+      (arg == "--nodes" ? c.options.nodes : c.options.workers) = positive_count(arg, argv[++i]);
     } else if (arg == "--hostfile") {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a file");
       c.hostfile = argv[++i];

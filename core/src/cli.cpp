@@ -18,6 +18,14 @@ T number(const std::string& name, const std::string& text) {
 }
 }  // namespace
 
+std::size_t positive_count(const std::string& option, const std::string& text) {
+  std::size_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value == 0)
+    throw std::invalid_argument(option + " expects a positive integer, got '" + text + "'");
+  return value;
+}
+
 std::string Cli::usage(const std::string& more) const {
   std::string text = "usage: " + program_ + " [options]\n" + summary_ + "\n";
   for (const Option& o : options_) {

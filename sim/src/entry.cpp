@@ -1,11 +1,12 @@
 // The backend of dps::Application(argc, argv) in programs linked with dps::sim (-DSIM builds and the
 // <app>-sim executables): the simulated cluster of --model, or the default one.
 #include "dps/application.hpp"
+#include "dps/cli.hpp"
 #include "dps/sim/sim_backend.hpp"
 
 #include <unistd.h>
 
-#include <charconv>
+#include <algorithm>
 #include <stdexcept>
 
 namespace dps::detail {
@@ -41,10 +42,7 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
     } else if (arg == "--noalloc") {
       options.noalloc = true;
     } else if (arg == "--measure") {
-      const std::string k = value(i, arg);
-      auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), options.measure);
-      if (ec != std::errc() || end != k.data() + k.size() || options.measure == 0)
-        throw std::invalid_argument("--measure expects a positive integer, got '" + k + "'");
+      options.measure = static_cast<unsigned>(std::min<std::size_t>(positive_count(arg, value(i, arg)), ~0u));
     } else if (arg == "--stats") {
       options.statistics = value(i, arg);
     } else {

@@ -208,6 +208,14 @@ struct SimBackend::Impl final : Listener, TraceSink {
 
   // --- envelopes, results and migrations between nodes ---
 
+  // What a step sends leaves when it ends; what main sends (a call's input) leaves now.
+  void send(NodeId from, Thread* to, Envelope* e) {
+    if (current)
+      current->effects.push_back({to, e});
+    else
+      deliver(from, to, e);
+  }
+
   void deliver(NodeId from, Thread* to, Envelope* e) {
     if (stopped) {
       delete e;
@@ -448,18 +456,10 @@ NodeId SimBackend::add_node() { return impl_->add_node(); }
 void SimBackend::remove_node(NodeId node) { impl_->remove_node(node); }
 void SimBackend::schedule(Thread& thread) { impl_->schedule(thread); }
 
-void SimBackend::send(NodeId from, Thread& to, Envelope* e) {
-  if (impl_->current)
-    impl_->current->effects.push_back({&to, e});
-  else
-    impl_->deliver(from, &to, e);
-}
+void SimBackend::send(NodeId from, Thread& to, Envelope* e) { impl_->send(from, &to, e); }
 
 bool SimBackend::send_result(NodeId from, Envelope* e) {
-  if (impl_->current)
-    impl_->current->effects.push_back({nullptr, e});
-  else
-    impl_->deliver(from, nullptr, e);
+  impl_->send(from, nullptr, e);
   return true;
 }
 

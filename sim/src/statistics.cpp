@@ -83,12 +83,12 @@ void Statistics::write(std::ostream& out, double now) const {
   std::vector<double> useful_bins;
   for (const auto& [id, h] : nodes_) {
     const double cores = engine_.cores(h.v);
-    auto steps = usage.at(h.v, Usage::StepCores).bins(now, width);
-    auto comm = usage.at(h.v, Usage::CommCores).bins(now, width);
-    useful_bins.resize(std::max(useful_bins.size(), steps.size()), 0.0);
-    for (std::size_t i = 0; i < steps.size(); ++i) useful_bins[i] += steps[i];
-    std::vector<double> cpu(steps.size());
-    for (std::size_t i = 0; i < cpu.size(); ++i) cpu[i] = (steps[i] + comm[i]) / (width * cores);
+    const auto step_bins = usage.at(h.v, Usage::StepCores).bins(now, width);
+    const auto comm_bins = usage.at(h.v, Usage::CommCores).bins(now, width);
+    useful_bins.resize(std::max(useful_bins.size(), step_bins.size()), 0.0);
+    for (std::size_t i = 0; i < step_bins.size(); ++i) useful_bins[i] += step_bins[i];
+    std::vector<double> cpu(step_bins.size());
+    for (std::size_t i = 0; i < cpu.size(); ++i) cpu[i] = (step_bins[i] + comm_bins[i]) / (width * cores);
     const double span = std::max(now, 1e-300);
     nodes.push_back({{"node", id},
                      {"virtual_node", h.v},

@@ -14,6 +14,7 @@
 //   }
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -54,6 +55,10 @@ class Cli {
   std::string program_, summary_;
   std::vector<Option> options_;
 };
+
+// The value of a count option (--nodes 4): throws std::invalid_argument "OPTION expects a positive
+// integer, got 'TEXT'" otherwise. For parsers that pick their options out of others' (the backends').
+std::size_t positive_count(const std::string& option, const std::string& text);
 
 // Runs `body`; an exception becomes "program: reason" on stderr and exit code 2.
 template <class F>

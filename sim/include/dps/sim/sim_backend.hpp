@@ -29,7 +29,7 @@ struct SimOptions {
   std::size_t nodes = 1;   // virtual nodes the application starts on
   bool progress = false;   // a progress line on stderr while the simulation runs
   bool report = false;     // print Report::json() on stdout when the application ends
-  std::string statistics;  // write the statistics (JSON) to this file when it ends
+  std::string statistics{};  // write the statistics (JSON) to this file when it ends
 };
 
 // The figures of a simulated run so far.
