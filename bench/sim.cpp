@@ -5,7 +5,7 @@
 // (peers/simgrid_splitmerge.cpp, `sg_splitmerge M N`), against the peer's from the same run.
 //
 //   bench-sim                                   # cross-check, then speed on 100000 messages, 8 workers
-//   bench-sim --messages 1000000 --workers 1023 --peer off   # scale: 1024 virtual nodes
+//   bench-sim --messages 1000000 --workers 1023 --peer off --sharing equal  # scale: 1024 virtual nodes
 //
 // Ours runs in partial direct execution with NOALLOC: leaves charge flops / 1e9 s, payloads hold no data.
 // Last line: {"msgs_per_s", "peer_msgs_per_s", "ratio", "max_rel_err", ...}.

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
+#include <random>
+#include <vector>
 
 namespace dps::sim {
 namespace {
@@ -164,6 +168,118 @@ TEST(SimEngine, UsageIntegratesBusyCoresAndLinks) {
   expect_near_relative(engine.usage().at(1, Usage::LinkIn).total(end), 1.0);
   EXPECT_EQ(engine.usage().at(1, Usage::StepCores).total(end), 0.0);
 }
+
+// --- against a brute-force reference: every rate recomputed at every event ---
+
+struct Transfer {
+  VNode from, to;
+  double start, bytes;
+};
+
+// Rates of the flows in their bandwidth phase (from, to), as the model defines them.
+std::vector<double> reference_rates(const std::vector<std::pair<VNode, VNode>>& flows, std::size_t nodes,
+                                    Sharing sharing) {
+  std::vector<double> out(nodes, 0), in(nodes, 0), rate(flows.size(), 0);
+  for (auto [f, t] : flows) ++out[f], ++in[t];
+  if (sharing == Sharing::Equal) {
+    for (std::size_t k = 0; k < flows.size(); ++k)
+      rate[k] = std::min(kBandwidth / out[flows[k].first], kBandwidth / in[flows[k].second]);
+    return rate;
+  }
+  std::vector<double> cap_out(nodes, kBandwidth), cap_in(nodes, kBandwidth);
+  std::vector<bool> fixed(flows.size(), false);
+  for (std::size_t left = flows.size(); left > 0;) {  // progressive filling, one link at a time
+    double level = 1e300;
+    for (std::size_t v = 0; v < nodes; ++v) {
+      if (out[v] > 0) level = std::min(level, cap_out[v] / out[v]);
+      if (in[v] > 0) level = std::min(level, cap_in[v] / in[v]);
+    }
+    for (std::size_t k = 0; k < flows.size(); ++k) {
+      const auto [f, t] = flows[k];
+      if (fixed[k] || (cap_out[f] / out[f] != level && cap_in[t] / in[t] != level)) continue;
+      fixed[k] = true, rate[k] = level, --left;
+      cap_out[f] -= level, cap_in[t] -= level, --out[f], --in[t];
+    }
+  }
+  return rate;
+}
+
+std::vector<double> reference_finishes(const std::vector<Transfer>& transfers, std::size_t nodes, Sharing sharing) {
+  std::vector<double> finish(transfers.size(), -1), left(transfers.size());
+  for (std::size_t k = 0; k < transfers.size(); ++k) left[k] = transfers[k].bytes;
+  for (double now = 0;;) {
+    std::vector<std::size_t> active;
+    std::vector<std::pair<VNode, VNode>> flows;
+    double next = 1e300;
+    for (std::size_t k = 0; k < transfers.size(); ++k) {
+      if (finish[k] >= 0) continue;
+      const double flowing = transfers[k].start + kLatency;
+      if (flowing > now) {
+        next = std::min(next, flowing);
+      } else {
+        active.push_back(k);
+        flows.emplace_back(transfers[k].from, transfers[k].to);
+      }
+    }
+    if (active.empty() && next == 1e300) return finish;
+    const std::vector<double> rate = reference_rates(flows, nodes, sharing);
+    for (std::size_t j = 0; j < active.size(); ++j) next = std::min(next, now + left[active[j]] / rate[j]);
+    for (std::size_t j = 0; j < active.size(); ++j) {
+      const std::size_t k = active[j];
+      left[k] -= rate[j] * (next - now);
+      if (left[k] <= 1e-9 * transfers[k].bytes) finish[k] = next;
+    }
+    now = next;
+  }
+}
+
+// Starts each transfer at its time.
+struct Starter final : Listener {
+  Starter(Engine& e, const std::vector<Transfer>& t, Listener& done) : engine(e), transfers(t), clock(done) {}
+  void finished(std::uint64_t k) override {
+    const Transfer& t = transfers[k];
+    engine.transfer(t.from, t.to, t.bytes, {&clock, k});
+  }
+  Engine& engine;
+  const std::vector<Transfer>& transfers;
+  Listener& clock;
+};
+
+// Two busy hubs (more flows than the engine's shortcut threshold) and random pairs: flows change
+// bottleneck many times, from one link to the other.
+std::vector<Transfer> busy_traffic(std::size_t nodes, std::size_t count, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<VNode> node(0, static_cast<VNode>(nodes - 1));
+  std::uniform_real_distribution<double> start(0, 0.02), bytes(1e3, 1e6);
+  std::vector<Transfer> out;
+  while (out.size() < count) {
+    VNode from = node(random), to = node(random);
+    if (out.size() % 3 == 0) from = 0;  // hub sending
+    if (out.size() % 3 == 1) to = 1;    // hub receiving
+    if (from != to) out.push_back({from, to, start(random), bytes(random)});
+  }
+  return out;
+}
+
+void expect_matches_reference(Sharing sharing) {
+  const std::size_t nodes = 12;
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    const std::vector<Transfer> transfers = busy_traffic(nodes, 300, seed);
+    Engine engine(star(nodes, sharing));
+    Clock clock(engine);
+    Starter starter(engine, transfers, clock);
+    for (std::size_t k = 0; k < transfers.size(); ++k) engine.timer(transfers[k].start, {&starter, k});
+    while (engine.step()) {}
+    const std::vector<double> want = reference_finishes(transfers, nodes, sharing);
+    for (std::size_t k = 0; k < transfers.size(); ++k) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", transfer " + std::to_string(k));
+      expect_near_relative(clock.ended.at(k), want[k]);
+    }
+  }
+}
+
+TEST(SimEngine, EqualSharingMatchesRecomputingEveryRateAtEveryEvent) { expect_matches_reference(Sharing::Equal); }
+TEST(SimEngine, MaxMinSharingMatchesRecomputingEveryRateAtEveryEvent) { expect_matches_reference(Sharing::MaxMin); }
 
 }  // namespace
 }  // namespace dps::sim

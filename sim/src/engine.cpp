@@ -8,6 +8,62 @@
 
 namespace dps::sim {
 
+// --- indexed binary heaps of actions: `before` orders them, `position` is where each one sits ---
+
+namespace {
+
+template <class Before, class Position>
+void sift_up(std::vector<std::uint32_t>& heap, std::uint32_t i, Before before, Position position) {
+  const std::uint32_t id = heap[i];
+  while (i > 0) {
+    const std::uint32_t parent = (i - 1) / 2;
+    if (!before(id, heap[parent])) break;
+    heap[i] = heap[parent];
+    position(heap[i]) = i;
+    i = parent;
+  }
+  heap[i] = id;
+  position(id) = i;
+}
+
+template <class Before, class Position>
+void sift_down(std::vector<std::uint32_t>& heap, std::uint32_t i, Before before, Position position) {
+  const std::uint32_t id = heap[i];
+  const auto n = static_cast<std::uint32_t>(heap.size());
+  for (;;) {
+    std::uint32_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && before(heap[child + 1], heap[child])) ++child;
+    if (!before(heap[child], id)) break;
+    heap[i] = heap[child];
+    position(heap[i]) = i;
+    i = child;
+  }
+  heap[i] = id;
+  position(id) = i;
+}
+
+template <class Before, class Position>
+void heap_insert(std::vector<std::uint32_t>& heap, std::uint32_t id, Before before, Position position) {
+  position(id) = static_cast<std::uint32_t>(heap.size());
+  heap.push_back(id);
+  sift_up(heap, position(id), before, position);
+}
+
+template <class Before, class Position>
+void heap_remove(std::vector<std::uint32_t>& heap, std::uint32_t at, Before before, Position position) {
+  position(heap[at]) = ~0u;
+  const std::uint32_t last = heap.back();
+  heap.pop_back();
+  if (at == heap.size()) return;
+  heap[at] = last;
+  position(last) = at;
+  sift_up(heap, at, before, position);
+  sift_down(heap, position(last), before, position);
+}
+
+}  // namespace
+
 Engine::Engine(ClusterModel model) : model_(std::move(model)) {
   for (const NodeGroup& g : model_.groups)
     for (std::size_t i = 0; i < g.count; ++i) {
@@ -17,6 +73,11 @@ Engine::Engine(ClusterModel model) : model_(std::move(model)) {
       nodes_.push_back(std::move(n));
     }
   usage_.resize(nodes_.size());
+  links_.resize(2 * nodes_.size());
+  for (LinkId l = 0; l < links_.size(); ++l) {
+    links_[l].front = make(Kind::Front, {});
+    actions_[links_[l].front].from = l;
+  }
 }
 
 VNode Engine::acquire(const void* owner) {
@@ -92,11 +153,12 @@ bool Engine::step() {
   now_ = std::max(now_, a.finish);
   ++events_;
   heap_erase(id);
-  if (a.kind == Kind::Latency && a.remaining > 0) {
+  if (a.kind == Kind::Latency && a.remaining > 0)
     flow_starts(id);
-    return true;
-  }
-  end(id);
+  else if (a.kind == Kind::Front)
+    end(links_[a.from].bound.front());  // the link's first flow
+  else
+    end(id);
   return true;
 }
 
@@ -112,7 +174,7 @@ void Engine::end(ActionId id) {
   const VNode from = a.from, to = a.to;
   switch (a.kind) {
     case Kind::Compute:
-      list_remove(nodes_[from].running, a.at_from, true);
+      list_remove(nodes_[from].running, a.at_from);
       free(id);
       reshare_cpu(from);
       break;
@@ -127,6 +189,7 @@ void Engine::end(ActionId id) {
       break;
     }
     case Kind::Timer: free(id); break;
+    case Kind::Front: break;  // never ends: step() ends its flow instead
   }
   if (done.listener) done.listener->finished(done.tag);
 }
@@ -140,12 +203,6 @@ void Engine::set_rate(ActionId id, double rate) {
   Action& a = actions_[id];
   if (a.rate == rate && (a.heap_at != kNone || rate == 0)) return;
   settle(a);
-  if (a.kind == Kind::Flow) {
-    nodes_[a.from].out_rate += rate - a.rate;
-    nodes_[a.to].in_rate += rate - a.rate;
-    touch(a.from);
-    touch(a.to);
-  }
   a.rate = rate;
   a.finish = rate > 0 ? now_ + a.remaining / rate : kNever;
   if (rate > 0)
@@ -170,129 +227,233 @@ void Engine::reshare_cpu(VNode v) {
 }
 
 // --- network ---
+//
+// A flow goes at the rate of its bottleneck, the link it is bound to; every flow bound to a link goes
+// at that link's rate, so the link keeps one clock (bytes each of them has moved) and one event (its
+// first flow to end), and a change of its rate costs O(1) whatever the number of its flows. Only the
+// flows whose bottleneck moves to their other link are touched.
 
 void Engine::flow_starts(ActionId id) {
   Action& a = actions_[id];
   a.kind = Kind::Flow;
-  a.updated = now_;
-  a.rate = 0;
-  a.finish = kNever;
-  list_add(nodes_[a.from].out, a.at_from, id);
-  list_add(nodes_[a.to].in, a.at_to, id);
-  const VNode from = a.from, to = a.to;
-  reshare_network(from, to);
+  const LinkId out = out_link(a.from), in = in_link(a.to);
+  advance(out);
+  advance(in);
+  Link &o = links_[out], &i = links_[in];
+  list_add(o.flows, a.at_from, id);
+  list_add(i.flows, a.at_to, id);
+  recount(out, o.flows.size() - 1);
+  recount(in, i.flows.size() - 1);
+  set_near(out, id, i.flows.size() >= kNear);
+  set_near(in, id, o.flows.size() >= kNear);
+  if (model_.network.sharing == Sharing::Equal)
+    reshare_equal(out, in, id);
+  else
+    reshare_maxmin(out, in);
+  settle_links();
 }
 
 void Engine::flow_ends(ActionId id) {
-  Action& a = actions_[id];
-  Node &src = nodes_[a.from], &dst = nodes_[a.to];
-  list_remove(src.out, a.at_from, true);
-  list_remove(dst.in, a.at_to, false);
-  src.out_rate = src.out.empty() ? 0.0 : src.out_rate - a.rate;
-  dst.in_rate = dst.in.empty() ? 0.0 : dst.in_rate - a.rate;
-  touch(a.from);
-  touch(a.to);
-  reshare_network(a.from, a.to);
-}
-
-void Engine::reshare_network(VNode from, VNode to) {
+  const Action& a = actions_[id];
+  const LinkId out = out_link(a.from), in = in_link(a.to);
+  advance(out);
+  advance(in);
+  unbind(id);
+  list_leave(out, id);
+  list_leave(in, id);
   if (model_.network.sharing == Sharing::Equal)
-    reshare_equal(from, to);
+    reshare_equal(out, in, kNone);
   else
-    reshare_maxmin(from, to);
-  record_links();
+    reshare_maxmin(out, in);
+  settle_links();
 }
 
-// Each of a link's n flows gets bandwidth / n; a flow goes at the smaller of its two shares. Only the
-// flows of the two links that changed can change.
-void Engine::reshare_equal(VNode from, VNode to) {
+void Engine::advance(LinkId l) {
+  Link& link = links_[l];
+  link.clock = clock_now(link);
+  link.clock_at = now_;
+  if (link.dirty) return;
+  link.dirty = true;
+  dirty_.push_back(l);
+}
+
+std::uint32_t& Engine::position(ActionId flow, LinkId l) noexcept {
+  Action& a = actions_[flow];
+  return l == out_link(a.from) ? a.at_from : a.at_to;
+}
+
+void Engine::list_leave(LinkId l, ActionId id) {
+  Link& link = links_[l];
+  std::vector<ActionId>& flows = link.flows;
+  std::uint32_t at = position(id, l);
+  if (at < link.near) {  // keep [0, near) whole: the last near flow fills the hole
+    --link.near;
+    flows[at] = flows[link.near];
+    position(flows[at], l) = at;
+    at = link.near;
+  }
+  const ActionId last = flows.back();
+  flows.pop_back();
+  if (at < flows.size()) {
+    flows[at] = last;
+    position(last, l) = at;
+  }
+  recount(l, flows.size() + 1);
+}
+
+void Engine::set_near(LinkId l, ActionId id, bool near) {
+  Link& link = links_[l];
+  const std::uint32_t at = position(id, l);
+  if (near == (at < link.near)) return;
+  const std::uint32_t to = near ? link.near++ : --link.near;
+  const ActionId other = link.flows[to];
+  std::swap(link.flows[at], link.flows[to]);
+  position(other, l) = at;
+  position(id, l) = to;
+}
+
+void Engine::recount(LinkId l, std::size_t before) {
+  const std::vector<ActionId>& flows = links_[l].flows;
+  const bool near = flows.size() >= kNear;
+  if (near == (before >= kNear)) return;
+  for (ActionId f : flows) set_near(partner(actions_[f], l), f, near);
+}
+
+void Engine::bind(ActionId id, LinkId l) {
+  Action& a = actions_[id];
+  Link& link = links_[l];
+  a.bound = l;
+  a.since = now_;
+  a.vsince = link.clock;
+  a.vfinish = link.clock + a.remaining;
+  heap_insert(link.bound, id, by_vfinish(), bound_at());
+}
+
+// The flow leaves its link with what it has left in `remaining`; its other link carried the same
+// bytes meanwhile, recorded as spread evenly over that time.
+void Engine::unbind(ActionId id) {
+  Action& a = actions_[id];
+  Link& link = links_[a.bound];
+  advance(a.bound);
+  const LinkId other = partner(a, a.bound);
+  usage_.spread(other / 2, other % 2 ? Usage::LinkIn : Usage::LinkOut, a.since, now_,
+                (link.clock - a.vsince) / model_.network.bandwidth);
+  a.remaining = std::max(0.0, a.vfinish - link.clock);
+  heap_remove(link.bound, a.bound_at, by_vfinish(), bound_at());
+  a.bound = kNone;
+}
+
+void Engine::rebind(ActionId id, LinkId l) {
+  if (actions_[id].bound == l) return;
+  if (actions_[id].bound != kNone) unbind(id);
+  advance(l);
+  bind(id, l);
+}
+
+// Each of a link's n flows gets bandwidth / n; a flow goes at the smaller of its two shares (ties:
+// its outgoing link). Only the two links' shares changed, so only their flows can change bottleneck,
+// and on a busy link only those whose other link is about as busy.
+void Engine::reshare_equal(LinkId out, LinkId in, ActionId joined) {
   const double b = model_.network.bandwidth;
-  auto share = [&](ActionId f) {
-    const Action& a = actions_[f];
-    return std::min(b / static_cast<double>(nodes_[a.from].out.size()), b / static_cast<double>(nodes_[a.to].in.size()));
+  for (LinkId l : {out, in}) {
+    Link& link = links_[l];
+    link.rate = link.flows.empty() ? 0.0 : b / static_cast<double>(link.flows.size());
+  }
+  auto bottleneck = [&](const Action& f) {
+    const LinkId o = out_link(f.from), i = in_link(f.to);
+    return links_[o].rate <= links_[i].rate ? o : i;
   };
-  for (ActionId f : nodes_[from].out) set_rate(f, share(f));
-  for (ActionId f : nodes_[to].in) set_rate(f, share(f));
+  if (joined != kNone) rebind(joined, bottleneck(actions_[joined]));
+  for (LinkId l : {out, in}) {
+    const Link& link = links_[l];
+    const std::size_t n = link.flows.size(), candidates = n <= kNear + 2 ? n : link.near;
+    for (std::size_t k = 0; k < candidates; ++k) {
+      const ActionId f = link.flows[k];
+      rebind(f, bottleneck(actions_[f]));
+    }
+  }
 }
 
 // Progressive filling over the flows connected to the two links that changed: the link with the
 // smallest fair share fixes the rate of its flows, which then use that much of their other link.
-void Engine::reshare_maxmin(VNode from, VNode to) {
+// Each flow is bound to the link that fixed its rate.
+void Engine::reshare_maxmin(LinkId out, LinkId in) {
   ++epoch_;
-  links_.clear();
+  fills_.clear();
   component_.clear();
-  visit(from, true);
-  visit(to, false);
-  for (std::size_t i = 0; i < links_.size(); ++i) {
-    const Link link = links_[i];
-    for (ActionId f : link.out ? nodes_[link.node].out : nodes_[link.node].in) {
+  visit(out);
+  visit(in);
+  for (std::size_t i = 0; i < fills_.size(); ++i) {
+    const LinkId l = fills_[i].link;
+    for (ActionId f : links_[l].flows) {
       Action& a = actions_[f];
       if (a.mark == epoch_) continue;
       a.mark = epoch_;
       a.local = static_cast<std::uint32_t>(component_.size());
       component_.push_back(f);
-      if (link.out)
-        visit(a.to, false);
-      else
-        visit(a.from, true);
+      visit(partner(a, l));
     }
   }
-  rates_.assign(component_.size(), 0.0);
-  frozen_.assign(component_.size(), 0);
+  frozen_by_.assign(component_.size(), kNone);
   levels_.clear();
   const auto later = std::greater<>();
-  for (std::uint32_t i = 0; i < links_.size(); ++i)
-    if (links_[i].unfrozen) levels_.emplace_back(links_[i].capacity / links_[i].unfrozen, i);
+  for (std::uint32_t i = 0; i < fills_.size(); ++i)
+    if (fills_[i].unfrozen) levels_.emplace_back(fills_[i].capacity / fills_[i].unfrozen, i);
   std::make_heap(levels_.begin(), levels_.end(), later);
   while (!levels_.empty()) {
     std::pop_heap(levels_.begin(), levels_.end(), later);
-    const auto [level, li] = levels_.back();
+    const auto [level, fi] = levels_.back();
     levels_.pop_back();
-    Link& link = links_[li];
-    if (link.unfrozen == 0 || level != link.capacity / link.unfrozen) continue;  // stale
-    for (ActionId f : link.out ? nodes_[link.node].out : nodes_[link.node].in) {
+    Fill& fill = fills_[fi];
+    if (fill.unfrozen == 0 || level != fill.capacity / fill.unfrozen) continue;  // stale
+    for (ActionId f : links_[fill.link].flows) {
       const Action& a = actions_[f];
-      if (frozen_[a.local]) continue;
-      frozen_[a.local] = 1;
-      rates_[a.local] = level;
-      Link& other = links_[link.out ? nodes_[a.to].local_in : nodes_[a.from].local_out];
+      if (frozen_by_[a.local] != kNone) continue;
+      frozen_by_[a.local] = fill.link;
+      Fill& other = fills_[links_[partner(a, fill.link)].local];
       other.capacity = std::max(0.0, other.capacity - level);
       if (--other.unfrozen > 0) {
-        const auto oi = static_cast<std::uint32_t>(&other - links_.data());
-        levels_.emplace_back(other.capacity / other.unfrozen, oi);
+        levels_.emplace_back(other.capacity / other.unfrozen, static_cast<std::uint32_t>(&other - fills_.data()));
         std::push_heap(levels_.begin(), levels_.end(), later);
       }
     }
-    link.unfrozen = 0;
+    fill.unfrozen = 0;
+    links_[fill.link].rate = level;
   }
-  for (std::size_t i = 0; i < component_.size(); ++i) set_rate(component_[i], rates_[i]);
+  for (std::size_t i = 0; i < component_.size(); ++i) rebind(component_[i], frozen_by_[i]);
 }
 
-void Engine::visit(VNode v, bool out) {
-  Node& n = nodes_[v];
-  std::uint32_t& mark = out ? n.mark_out : n.mark_in;
-  if (mark == epoch_) return;
-  mark = epoch_;
-  (out ? n.local_out : n.local_in) = static_cast<std::uint32_t>(links_.size());
-  const auto flows = static_cast<std::uint32_t>((out ? n.out : n.in).size());
-  links_.push_back(Link{v, out, model_.network.bandwidth, flows});
+void Engine::visit(LinkId l) {
+  Link& link = links_[l];
+  if (link.mark == epoch_) return;
+  link.mark = epoch_;
+  link.local = static_cast<std::uint32_t>(fills_.size());
+  fills_.push_back(Fill{l, model_.network.bandwidth, static_cast<std::uint32_t>(link.flows.size())});
+  advance(l);
+  link.rate = 0;  // until it fixes the rate of some flow
 }
 
-void Engine::touch(VNode v) {
-  if (nodes_[v].dirty) return;
-  nodes_[v].dirty = true;
-  touched_.push_back(v);
-}
-
-void Engine::record_links() {
+// Each changed link: its usage from now on (its bound flows; the others' bytes are recorded when they
+// leave), and when its first bound flow ends.
+void Engine::settle_links() {
   const double b = model_.network.bandwidth;
-  for (VNode v : touched_) {
-    Node& n = nodes_[v];
-    n.dirty = false;
-    usage_.set(v, Usage::LinkOut, now_, std::max(0.0, n.out_rate) / b);
-    usage_.set(v, Usage::LinkIn, now_, std::max(0.0, n.in_rate) / b);
+  for (LinkId l : dirty_) {
+    Link& link = links_[l];
+    link.dirty = false;
+    usage_.set(l / 2, l % 2 ? Usage::LinkIn : Usage::LinkOut, now_,
+               static_cast<double>(link.bound.size()) * link.rate / b);
+    Action& front = actions_[link.front];
+    if (link.bound.empty() || link.rate <= 0) {
+      if (link.bound.empty()) link.clock = 0;  // keeps the clock's numbers small
+      if (front.heap_at != kNone) heap_erase(link.front);
+      continue;
+    }
+    const Action& first = actions_[link.bound.front()];
+    front.finish = now_ + std::max(0.0, first.vfinish - link.clock) / link.rate;
+    front.seq = first.seq;
+    heap_place(link.front);
   }
-  touched_.clear();
+  dirty_.clear();
 }
 
 // --- lists with O(1) removal: each action remembers its position ---
@@ -302,66 +463,29 @@ void Engine::list_add(std::vector<ActionId>& list, std::uint32_t& at, ActionId i
   list.push_back(id);
 }
 
-void Engine::list_remove(std::vector<ActionId>& list, std::uint32_t at, bool from_side) {
+void Engine::list_remove(std::vector<ActionId>& list, std::uint32_t at) {
   const ActionId moved = list.back();
   list[at] = moved;
   list.pop_back();
-  if (at < list.size()) (from_side ? actions_[moved].at_from : actions_[moved].at_to) = at;
+  if (at < list.size()) actions_[moved].at_from = at;
 }
 
-// --- the event heap ---
+// --- the event heap, by (finish, seq) ---
 
 void Engine::heap_place(ActionId id) {
-  Action& a = actions_[id];
-  if (a.heap_at == kNone) {
-    a.heap_at = static_cast<std::uint32_t>(heap_.size());
-    heap_.push_back(id);
-    sift_up(a.heap_at);
+  auto before = [this](ActionId x, ActionId y) { return earlier(x, y); };
+  auto position = [this](ActionId x) -> std::uint32_t& { return actions_[x].heap_at; };
+  if (actions_[id].heap_at == kNone) {
+    heap_insert(heap_, id, before, position);
   } else {
-    sift_up(a.heap_at);
-    sift_down(actions_[id].heap_at);
+    sift_up(heap_, actions_[id].heap_at, before, position);
+    sift_down(heap_, actions_[id].heap_at, before, position);
   }
 }
 
 void Engine::heap_erase(ActionId id) {
-  const std::uint32_t i = actions_[id].heap_at;
-  actions_[id].heap_at = kNone;
-  const ActionId last = heap_.back();
-  heap_.pop_back();
-  if (i == heap_.size()) return;
-  heap_[i] = last;
-  actions_[last].heap_at = i;
-  sift_up(i);
-  sift_down(actions_[last].heap_at);
-}
-
-void Engine::sift_up(std::uint32_t i) {
-  const ActionId id = heap_[i];
-  while (i > 0) {
-    const std::uint32_t parent = (i - 1) / 2;
-    if (!earlier(id, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    actions_[heap_[i]].heap_at = i;
-    i = parent;
-  }
-  heap_[i] = id;
-  actions_[id].heap_at = i;
-}
-
-void Engine::sift_down(std::uint32_t i) {
-  const ActionId id = heap_[i];
-  const auto n = static_cast<std::uint32_t>(heap_.size());
-  for (;;) {
-    std::uint32_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
-    if (!earlier(heap_[child], id)) break;
-    heap_[i] = heap_[child];
-    actions_[heap_[i]].heap_at = i;
-    i = child;
-  }
-  heap_[i] = id;
-  actions_[id].heap_at = i;
+  heap_remove(heap_, actions_[id].heap_at, [this](ActionId x, ActionId y) { return earlier(x, y); },
+              [this](ActionId x) -> std::uint32_t& { return actions_[x].heap_at; });
 }
 
 }  // namespace dps::sim

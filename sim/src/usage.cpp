@@ -12,6 +12,18 @@ void Timeline::set(double now, double level) {
   level_ = level;
 }
 
+void Timeline::spread(double from, double to, double amount) {
+  if (amount == 0) return;
+  total_ += amount;
+  if (to > from) {
+    add(from, to, amount / (to - from));
+    return;
+  }
+  while (from >= width_ * kBins) widen();  // an instant: all of it in from's bin
+  if (bins_.empty()) bins_.assign(kBins, 0.0);
+  bins_[static_cast<std::size_t>(from / width_)] += amount;
+}
+
 void Timeline::flush(double now) {
   if (now <= since_) return;
   add(since_, now, level_);

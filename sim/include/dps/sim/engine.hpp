@@ -5,7 +5,9 @@
 //     (cpu_per_send / cpu_per_receive of a core each), at the node's speed;
 //   - a transfer waits out the latency, then its bytes flow at a rate set by the sharing of the
 //     source's outgoing and the destination's incoming bandwidth (equal shares, or max-min).
-// Deterministic: events at equal times run in the order their actions started.
+// Deterministic: events at equal times run in the order their actions started. A transfer is bound to
+// its bottleneck link; the transfers bound to a link go at one rate, so the link keeps one clock and
+// one event for all of them, and a busy link's rate changes in O(1).
 //
 //   sim::Engine engine(sim::ClusterModel::load("cluster.json"));
 //   engine.compute(1, 0.5, {&listener, 7});         // 0.5 s of work on node 1; listener.finished(7)
@@ -79,20 +81,30 @@ class Engine {
 
  private:
   using ActionId = std::uint32_t;
+  using LinkId = std::uint32_t;  // 2 * node: its outgoing link; 2 * node + 1: its incoming link
   static constexpr std::uint32_t kNone = ~0u;
-  enum class Kind : std::uint8_t { Compute, Latency, Flow, Timer };
+  // A link with more flows than this finds the flows whose bottleneck may change among those whose
+  // other link is as busy (`near`), instead of looking at all of them.
+  static constexpr std::uint32_t kNear = 8;
+  enum class Kind : std::uint8_t { Compute, Latency, Flow, Timer, Front };
 
   struct Action {
     Kind kind = Kind::Timer;
-    VNode from = 0, to = 0;     // compute: the node (in from)
-    double remaining = 0;       // work, or bytes
-    double rate = 0;            // per second
-    double updated = 0;         // when remaining was last brought up to date
+    VNode from = 0, to = 0;     // compute: the node (in from); front: the link (in from)
+    double remaining = 0;       // compute: work; latency: bytes
+    double rate = 0;            // compute: per second
+    double updated = 0;         // compute: when remaining was last brought up to date
     double finish = kNever;
     std::uint64_t seq = 0;      // start order: breaks ties between equal finish times
     std::uint32_t heap_at = kNone;
-    std::uint32_t at_from = kNone, at_to = kNone;  // positions in the nodes' lists
-    std::uint32_t mark = 0, local = 0;             // max-min: component search
+    std::uint32_t at_from = kNone, at_to = kNone;  // compute: in its node's list; flow: in its links' lists
+    // A flow goes at the rate of the link it is bound to (its bottleneck), whose clock counts the
+    // bytes each of its flows has moved: the flow ends when that clock reads `vfinish`.
+    LinkId bound = kNone;
+    std::uint32_t bound_at = kNone;  // in that link's heap
+    double vfinish = 0;
+    double since = 0, vsince = 0;    // when it was bound there, and that link's clock then
+    std::uint32_t mark = 0, local = 0;  // max-min: component search
     Completion done;
   };
 
@@ -101,12 +113,19 @@ class Engine {
     double speed = 1;
     const void* owner = nullptr;
     std::vector<ActionId> running;  // computations
-    std::vector<ActionId> out, in;  // flows in their bandwidth phase
     std::uint32_t sending = 0, receiving = 0;  // transfers in progress, for their CPU cost
-    double out_rate = 0, in_rate = 0;           // bytes per second flowing
-    std::uint32_t mark_out = 0, mark_in = 0;    // max-min: component search
-    std::uint32_t local_out = 0, local_in = 0;
-    bool dirty = false;                         // link usage to record
+  };
+
+  // One direction of a node's connection to the switch.
+  struct Link {
+    std::vector<ActionId> flows;  // in their bandwidth phase; [0, near): the other link has >= kNear
+    std::uint32_t near = 0;
+    std::vector<ActionId> bound;  // heap by (vfinish, seq): the flows going at `rate`
+    double rate = 0;              // bytes per second of each bound flow
+    double clock = 0, clock_at = 0;  // bytes a bound flow has moved, as of clock_at
+    ActionId front = kNone;       // in the event heap when the first bound flow ends
+    bool dirty = false;           // its front and usage to bring up to date
+    std::uint32_t mark = 0, local = 0;  // max-min: component search
   };
 
   ActionId make(Kind kind, Completion done);
@@ -114,17 +133,41 @@ class Engine {
   void set_rate(ActionId id, double rate);
   void settle(Action& a) const noexcept;  // remaining as of now
   void end(ActionId id);
+  void reshare_cpu(VNode node);
+
+  // Network.
+  static LinkId out_link(VNode v) noexcept { return 2 * v; }
+  static LinkId in_link(VNode v) noexcept { return 2 * v + 1; }
+  LinkId partner(const Action& flow, LinkId link) const noexcept {
+    return link == out_link(flow.from) ? in_link(flow.to) : out_link(flow.from);
+  }
+  double clock_now(const Link& link) const noexcept { return link.clock + link.rate * (now_ - link.clock_at); }
   void flow_starts(ActionId id);
   void flow_ends(ActionId id);
-  void reshare_cpu(VNode node);
-  void reshare_network(VNode from, VNode to);
-  void reshare_equal(VNode from, VNode to);
-  void reshare_maxmin(VNode from, VNode to);
-  void touch(VNode node);      // its link usage changed
-  void record_links();         // ... record it for every touched node
-  void visit(VNode node, bool out);
+  void advance(LinkId link);             // its clock to now; its front and usage to redo
+  std::uint32_t& position(ActionId flow, LinkId link) noexcept;  // in the link's list
+  void list_leave(LinkId link, ActionId id);
+  void set_near(LinkId link, ActionId id, bool near);
+  void recount(LinkId link, std::size_t before);  // its flows' partners see its new count
+  void bind(ActionId id, LinkId link);   // the flow goes at this link's rate from now on
+  void unbind(ActionId id);              // ... no longer; `remaining` says what it has left
+  void rebind(ActionId id, LinkId link);
+  void reshare_equal(LinkId out, LinkId in, ActionId joined);
+  void reshare_maxmin(LinkId out, LinkId in);
+  void visit(LinkId link);
+  void settle_links();                   // fronts and usage of the links that changed
+  auto by_vfinish() const noexcept {  // a link's bound flows, first to end first
+    return [this](ActionId a, ActionId b) {
+      const Action &x = actions_[a], &y = actions_[b];
+      return x.vfinish < y.vfinish || (x.vfinish == y.vfinish && x.seq < y.seq);
+    };
+  }
+  auto bound_at() noexcept {
+    return [this](ActionId a) -> std::uint32_t& { return actions_[a].bound_at; };
+  }
+
   static void list_add(std::vector<ActionId>& list, std::uint32_t& at, ActionId id);
-  void list_remove(std::vector<ActionId>& list, std::uint32_t at, bool from_side);
+  void list_remove(std::vector<ActionId>& list, std::uint32_t at);  // a computation
 
   // Indexed binary heap of actions by (finish, seq).
   bool earlier(ActionId a, ActionId b) const noexcept {
@@ -133,12 +176,11 @@ class Engine {
   }
   void heap_place(ActionId id);  // insert, or move after its key changed
   void heap_erase(ActionId id);
-  void sift_up(std::uint32_t i);
-  void sift_down(std::uint32_t i);
 
   ClusterModel model_;
   double now_ = 0;
   std::vector<Node> nodes_;
+  std::vector<Link> links_;
   std::vector<Action> actions_;
   std::vector<ActionId> free_;
   std::vector<ActionId> heap_;
@@ -146,21 +188,19 @@ class Engine {
   std::uint64_t transfers_ = 0, events_ = 0;
   double bytes_ = 0;
   Usage usage_;
+  std::vector<LinkId> dirty_;
 
   // Max-min scratch space, kept to avoid allocating per event.
-  struct Link {
-    VNode node;
-    bool out;
+  struct Fill {
+    LinkId link;
     double capacity;
     std::uint32_t unfrozen;
   };
-  std::vector<Link> links_;
+  std::vector<Fill> fills_;
   std::vector<ActionId> component_;
-  std::vector<double> rates_;
-  std::vector<char> frozen_;
-  std::vector<std::pair<double, std::uint32_t>> levels_;  // (share, link) min-heap
+  std::vector<LinkId> frozen_by_;
+  std::vector<std::pair<double, std::uint32_t>> levels_;  // (share, fill) min-heap
   std::uint32_t epoch_ = 0;
-  std::vector<VNode> touched_;
 };
 
 }  // namespace dps::sim

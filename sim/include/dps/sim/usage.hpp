@@ -22,6 +22,7 @@ class Timeline {
   static constexpr double kFirstWidth = 1.0 / 1024;  // seconds; a power of two, so merged widths stay exact
 
   void set(double now, double level);  // the level from `now` on (now never goes back)
+  void spread(double from, double to, double amount);  // `amount` more, evenly over [from, to]
   double level() const noexcept { return level_; }
   double total(double now) const noexcept { return total_ + level_ * (now - since_); }
   double width() const noexcept { return width_; }
@@ -51,6 +52,9 @@ class Usage {
   void resize(std::size_t nodes) { nodes_.resize(nodes); }
   std::size_t nodes() const noexcept { return nodes_.size(); }
   void set(std::size_t node, Series s, double now, double level) { nodes_[node][s].set(now, level); }
+  void spread(std::size_t node, Series s, double from, double to, double amount) {
+    nodes_[node][s].spread(from, to, amount);
+  }
   const Timeline& at(std::size_t node, Series s) const { return nodes_[node][s]; }
 
  private:
