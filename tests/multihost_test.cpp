@@ -2,6 +2,7 @@
 // process in each with its own address, links limited with tc tbf and CPU with a cgroup quota.
 // Node 0 runs in host 0 and starts the others from a hostfile through `netns-cluster rsh`, as it
 // would through ssh. Needs root; skips with a message otherwise.
+#include "netns_cluster.hpp"
 #include "processes.hpp"
 
 #include <dps/dps.hpp>
@@ -135,36 +136,16 @@ void run_inside(const std::string& hostfile) {
   std::printf("%.3f s of CPU took %.3f s on host 2\n", cpu.all[0].cpu_s, cpu.all[0].wall_s);
 }
 
-struct NetnsCluster {
-  std::string script = std::string(DPS_SOURCE_DIR) + "/scripts/netns-cluster";
-  std::string up_output;
-  bool up = false;
-  NetnsCluster() {
-    up = shell(script + " up " + std::to_string(kHosts) + " --rate " + std::to_string(static_cast<int>(kMbit)) +
-                   "mbit --cpu " + std::to_string(kCpuPercent) + " --prefix " + kPrefix,
-               up_output) == 0;
-  }
-  ~NetnsCluster() {
-    std::string out;
-    shell(script + " down --prefix " + kPrefix, out);
-  }
-};
-
 TEST(MultiHost, AGraphRunsAcrossFourNamespacedHostsWithLimitedLinksAndCpu) {
   // Node 0 inside host 0 (it has the hostfile), or one of the nodes it started (they serve and exit).
   if (const char* hostfile = std::getenv("DPS_MULTIHOST_HOSTFILE")) return run_inside(hostfile);
   if (std::getenv("DPS_NODE")) return run_inside("");
   if (::geteuid() != 0) GTEST_SKIP() << "needs root for network namespaces, tc and cgroups (CI runs it as root)";
-  NetnsCluster cluster;
+  NetnsCluster cluster(kHosts, static_cast<int>(kMbit), kCpuPercent, kPrefix);
   ASSERT_TRUE(cluster.up) << cluster.up_output;
   Scratch files;
-  std::string hosts;
-  for (int i = 0; i < kHosts; ++i) hosts += "10.77.0." + std::to_string(i + 1) + "\n";
-  const std::string hostfile = files.write("hosts", hosts).string();
-  std::string command = "DPS_MULTIHOST_HOSTFILE=" + hostfile + " DPS_RSH=" +
-                        net::shell_word(cluster.script + " rsh --prefix " + kPrefix) + " " + cluster.script +
-                        " exec --prefix " + kPrefix + " 0";
-  command += this_test_command();
+  const std::string command =
+      cluster.in_host(0, "DPS_MULTIHOST_HOSTFILE=" + cluster.hostfile(files)) + this_test_command();
   std::string out;
   const int status = shell(command, out);
   EXPECT_EQ(status, 0) << out;

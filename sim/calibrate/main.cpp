@@ -1,0 +1,356 @@
+// calibrate: measures a real cluster and writes the simulator's model of it (seed 004 §4). It is a DPS
+// application: run it on the nodes to model, as any application runs.
+//
+//   calibrate --hostfile hosts --out cluster.json     # then: app-sim --model cluster.json
+//   calibrate --nodes 4 --out local.json              # processes on this machine
+//
+// What it measures, one node at a time so that measurements do not disturb each other:
+//   - latency: half the round trip of an empty message between node 0 and node k, one at a time;
+//   - bandwidth: large messages from node 0 to node k, one at a time: s / (time per message - 2 l);
+//   - cpu_per_send / cpu_per_receive: the CPU node 0's and node k's processes used meanwhile, per
+//     second of transfer in progress;
+//   - speed: the wall time of a fixed loop on each node, against its thread CPU time on node 0 (the
+//     simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
+//     throttled has speed 1); cores: CPU seconds per wall second of the loop run on every CPU the
+//     process may use (so a cgroup quota of half a core gives one core at speed 0.5).
+// Network figures are medians over node pairs (0, k). Nodes in a row with the same cores and speeds
+// within 10 % form one group. Last line: JSON with the figures.
+#include <dps/cli.hpp>
+#include <dps/dps.hpp>
+#include <dps/sim/model.hpp>
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+double clock_seconds(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
+
+// What a message carries is written from one block of zeros and read into a per-thread block, so
+// that what is measured is moving the bytes, not making them. main() sizes the block first.
+const char* zeros(std::size_t bytes) {
+  static std::vector<char> block;
+  if (bytes > kMaxBytes) throw std::invalid_argument("--bytes is at most " + std::to_string(kMaxBytes));
+  if (block.size() < bytes) block.resize(bytes);
+  return block.data();
+}
+char* scratch(std::size_t bytes) {
+  thread_local std::vector<char> block;
+  if (bytes > kMaxBytes) throw std::length_error("a calibration message of " + std::to_string(bytes) + " bytes");
+  if (block.size() < bytes) block.resize(bytes);
+  return block.data();
+}
+
+struct Blob {
+  long target = 0;
+  std::size_t bytes = 0;
+  template <class A>
+  void save(A& a) const {
+    a(target, bytes);
+    a(cereal::binary_data(zeros(bytes), bytes));
+  }
+  template <class A>
+  void load(A& a) {
+    a(target, bytes);
+    a(cereal::binary_data(scratch(bytes), bytes));
+  }
+};
+struct Order {
+  long target = 0, count = 0;
+  std::size_t bytes = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(target, count, bytes);
+  }
+};
+struct Ack {
+  long node = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(node);
+  }
+};
+struct Tally {
+  long count = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(count);
+  }
+};
+
+// `count` messages of `bytes` to node `target`; under a window of one, each leaves when the last one's
+// acknowledgement is back.
+struct Emit : dps::Split<Order, Blob> {
+  dps::Step execute(Order o) {
+    for (long i = 0; i < o.count; ++i) co_await post(Blob{o.target, o.bytes});
+  }
+};
+struct Echo : dps::Leaf<Blob, Ack> {
+  Ack execute(const Blob&) { return {static_cast<long>(node())}; }
+};
+struct Count : dps::Merge<Ack, Tally> {
+  dps::Step execute(Ack) {
+    Tally t{1};
+    while (auto more = co_await next()) ++t.count;
+    co_await post(t);
+  }
+};
+
+// A node's process: its CPU time so far, its cores, and (when asked) how long a fixed loop takes there.
+struct Probe {
+  long target = 0, iterations = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(target, iterations);
+  }
+};
+struct Sample {
+  long node = 0;
+  unsigned cores = 1;
+  double process_cpu_s = 0, loop_cpu_s = 0, loop_wall_s = 0, loop_sum = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(node, cores, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum);
+  }
+};
+
+double loop(long iterations) {  // the demo's integral: floating-point work that stays in registers
+  const double h = 1.0 / static_cast<double>(iterations);
+  double sum = 0;
+  for (long i = 0; i < iterations; ++i) {
+    const double x = (static_cast<double>(i) + 0.5) * h;
+    sum += 4.0 / (1.0 + x * x);
+  }
+  return sum * h;
+}
+
+// The cores this process gets: the loop on every CPU it may run on at once, as CPU seconds per wall
+// second. That counts a cgroup quota too (whose files a network namespace's /sys does not show).
+unsigned usable_cores(long iterations) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  if (cpus <= 1) return 1;
+  std::vector<double> cpu(static_cast<std::size_t>(cpus));
+  const double wall = clock_seconds(CLOCK_MONOTONIC);
+  {
+    std::vector<std::jthread> threads;
+    for (double& used : cpu)
+      threads.emplace_back([&used, iterations] {
+        volatile double sum = loop(iterations);
+        (void)sum;
+        used = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+      });
+  }
+  double total = 0;
+  for (double used : cpu) total += used;
+  const double parallel = total / (clock_seconds(CLOCK_MONOTONIC) - wall);
+  return static_cast<unsigned>(std::clamp(std::lround(parallel), 1L, static_cast<long>(cpus)));
+}
+
+struct Forward : dps::Split<Probe, Probe> {
+  dps::Step execute(Probe p) { co_await post(std::move(p)); }
+};
+struct Measure : dps::Leaf<Probe, Sample> {
+  Sample execute(const Probe& p) {
+    Sample s{static_cast<long>(node()), 1, clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0};
+    if (p.iterations > 0) {
+      const double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID), wall = clock_seconds(CLOCK_MONOTONIC);
+      s.loop_sum = loop(p.iterations);
+      s.loop_cpu_s = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu;
+      s.loop_wall_s = clock_seconds(CLOCK_MONOTONIC) - wall;
+      s.cores = usable_cores(p.iterations);
+    }
+    return s;
+  }
+};
+struct Return : dps::Merge<Sample, Sample> {
+  dps::Step execute(Sample s) {
+    while (auto more = co_await next()) (void)more;  // there is one
+    co_await post(s);
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double round_to(double x, int digits) {  // significant digits, for a model file people read
+  if (x == 0) return 0;
+  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::fabs(x)))));
+  return std::round(x * scale) / scale;
+}
+
+struct Link {
+  double latency = 0, bandwidth = 0, cpu_per_send = 0, cpu_per_receive = 0;
+};
+
+template <class Graph, class Samples>
+Link measure_link(Graph& stream, Samples& sample, long k, std::size_t bytes, double seconds) {
+  using Clock = std::chrono::steady_clock;
+  auto timed = [&](long count, std::size_t size) {
+    const auto start = Clock::now();
+    const Tally t = stream.call(Order{k, count, size}).get();
+    if (t.count != count) throw std::runtime_error("node " + std::to_string(k) + " acknowledged " +
+                                                   std::to_string(t.count) + " of " + std::to_string(count) + " messages");
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  Link link;
+  // Latency: round trips of empty messages, as many as fill a quarter of the time.
+  const double trial = timed(20, 0) / 20;
+  const long trips = std::clamp(static_cast<long>(seconds / 4 / trial), 20L, 200000L);
+  link.latency = timed(trips, 0) / static_cast<double>(trips) / 2;
+  // Bandwidth and the CPU that moving the bytes takes at both ends, over half the time.
+  const double one = timed(1, bytes);
+  const long count = std::clamp(static_cast<long>(seconds / 2 / one), 3L, 10000L);
+  const double sender_cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  const Sample before = sample.call(Probe{k, 0}).get();
+  const double total = timed(count, bytes);
+  const Sample after = sample.call(Probe{k, 0}).get();
+  const double sent_cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - sender_cpu;
+  const double per = total / static_cast<double>(count) - 2 * link.latency;  // s / b
+  if (per <= 0)
+    throw std::runtime_error("node " + std::to_string(k) + ": messages of " + std::to_string(bytes) +
+                             " bytes take no longer than empty ones (nodes in one process, --local? else a larger --bytes)");
+  link.bandwidth = static_cast<double>(bytes) / per;
+  const double busy = static_cast<double>(count) * (link.latency + per);  // a transfer in progress
+  link.cpu_per_send = std::clamp(sent_cpu / busy, 0.0, 1.0);
+  link.cpu_per_receive = std::clamp((after.process_cpu_s - before.process_cpu_s) / busy, 0.0, 1.0);
+  return link;
+}
+
+// Consecutive nodes with the same cores and speeds within 10 % of their group's mean form a group.
+std::vector<dps::sim::NodeGroup> group(const std::vector<Sample>& nodes, const std::vector<double>& speeds) {
+  std::vector<dps::sim::NodeGroup> groups;
+  std::vector<double> sums;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const double mean = groups.empty() ? 0 : sums.back() / static_cast<double>(groups.back().count);
+    if (!groups.empty() && groups.back().cores == nodes[i].cores && std::fabs(speeds[i] - mean) <= 0.1 * mean) {
+      ++groups.back().count;
+      sums.back() += speeds[i];
+    } else {
+      groups.push_back({"", 1, nodes[i].cores, 0});
+      sums.push_back(speeds[i]);
+    }
+  }
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    groups[g].name = groups.size() == 1 ? "nodes" : "group" + std::to_string(g);
+    groups[g].speed = round_to(sums[g] / static_cast<double>(groups[g].count), 3);
+  }
+  return groups;
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + temporary);
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) throw std::runtime_error("cannot write " + path + ": " + error.message());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return dps::run_main("calibrate", [&] {
+    dps::Application app(argc, argv);
+    std::string out = "cluster.json";
+    double seconds = 2;
+    long bytes = 4 << 20, pairs = 3;
+    dps::Cli cli("calibrate",
+                 "Measures the nodes it runs on (latency, bandwidth, CPU used by transfers, node speeds and "
+                 "cores) and writes the simulator's cluster model.");
+    cli.option("--out", out, "the model file to write (default cluster.json)")
+        .option("--seconds", seconds, "time spent on each measurement of a link (default 2)")
+        .option("--bytes", bytes, "size of the messages that measure bandwidth (default 4194304)")
+        .option("--pairs", pairs, "links measured: node 0 with nodes 1 .. pairs (default 3)");
+    if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
+    if (app.nodes() < 2) throw std::invalid_argument("calibrate needs at least two nodes (--nodes N or --hostfile FILE)");
+    if (seconds <= 0) throw std::invalid_argument("--seconds must be positive");
+    if (bytes < 1024) throw std::invalid_argument("--bytes must be at least 1024");
+    if (pairs < 1) throw std::invalid_argument("--pairs must be at least 1");
+    zeros(static_cast<std::size_t>(bytes));  // checks the size
+
+    const auto nodes = static_cast<long>(app.nodes());
+    auto master = app.threads<dps::Stateless>("master", 1);
+    auto probes = app.threads<dps::Stateless>("probes", app.nodes());  // probe i on node i
+    auto by_target = [](const Blob& b) { return static_cast<std::size_t>(b.target); };
+    auto stream = app.graph(dps::op<Emit>(master).window(1) >> dps::op<Echo>(probes, by_target) >> dps::op<Count>(master));
+    auto sample = app.graph(dps::op<Forward>(master) >>
+                            dps::op<Measure>(probes, [](const Probe& p) { return static_cast<std::size_t>(p.target); }) >>
+                            dps::op<Return>(master));
+
+    // Node speeds and cores, one node at a time: the same loop, a quarter of `seconds` on node 0.
+    long iterations = 1 << 20;
+    while (sample.call(Probe{0, iterations}).get().loop_cpu_s < 0.05) iterations *= 2;
+    iterations = static_cast<long>(static_cast<double>(iterations) * (seconds / 4) /
+                                   sample.call(Probe{0, iterations}).get().loop_cpu_s);
+    std::vector<Sample> samples;
+    for (long k = 0; k < nodes; ++k) {
+      samples.push_back(sample.call(Probe{k, iterations}).get());
+      if (samples.back().node != k) throw std::runtime_error("probe " + std::to_string(k) + " ran on node " +
+                                                              std::to_string(samples.back().node));
+    }
+    std::vector<double> speeds;
+    for (const Sample& s : samples) speeds.push_back(samples[0].loop_cpu_s / s.loop_wall_s);
+
+    // The links between node 0 and the first `pairs` other nodes.
+    std::vector<double> latency, bandwidth, send, receive;
+    for (long k = 1; k <= std::min(pairs, nodes - 1); ++k) {
+      const Link link = measure_link(stream, sample, k, static_cast<std::size_t>(bytes), seconds);
+      latency.push_back(link.latency);
+      bandwidth.push_back(link.bandwidth);
+      send.push_back(link.cpu_per_send);
+      receive.push_back(link.cpu_per_receive);
+      std::printf("node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f\n", k,
+                  link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive);
+    }
+    for (long k = 0; k < nodes; ++k)
+      std::printf("node %ld: %u cores, speed %.3f\n", k, samples[static_cast<std::size_t>(k)].cores,
+                  speeds[static_cast<std::size_t>(k)]);
+
+    dps::sim::ClusterModel model;
+    model.groups = group(samples, speeds);
+    model.network.latency = round_to(median(latency), 3);
+    model.network.bandwidth = round_to(median(bandwidth), 3);
+    model.network.cpu_per_send = round_to(median(send), 2);
+    model.network.cpu_per_receive = round_to(median(receive), 2);
+    write_atomically(out, model.to_json());
+    dps::sim::ClusterModel::load(out);  // what we wrote reads back
+
+    std::ostringstream json;
+    json.precision(6);
+    json << "{\"nodes\": " << nodes << ", \"groups\": " << model.groups.size()
+         << ", \"latency_us\": " << model.network.latency * 1e6
+         << ", \"bandwidth_MBps\": " << model.network.bandwidth / 1e6
+         << ", \"cpu_per_send\": " << model.network.cpu_per_send
+         << ", \"cpu_per_receive\": " << model.network.cpu_per_receive << ", \"speeds\": [";
+    for (std::size_t i = 0; i < speeds.size(); ++i) json << (i ? ", " : "") << round_to(speeds[i], 3);
+    json << "], \"out\": \"" << out << "\"}";
+    std::printf("wrote %s\n%s\n", out.c_str(), json.str().c_str());
+    return 0;
+  });
+}

@@ -1,0 +1,52 @@
+// calibrate on four namespaced hosts (scripts/netns-cluster) whose links are limited to 100 Mbit/s and
+// whose CPU to half a core: the model it writes must say so. Needs root; skips with a message otherwise.
+#include "netns_cluster.hpp"
+#include "processes.hpp"
+
+#include <dps/sim/model.hpp>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <string>
+
+namespace dps::test {
+namespace {
+
+constexpr int kHosts = 4, kMbit = 100, kCpuPercent = 50;
+
+TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for network namespaces, tc and cgroups (CI runs it as root)";
+  NetnsCluster cluster(kHosts, kMbit, kCpuPercent, "dpsc-");
+  ASSERT_TRUE(cluster.up) << cluster.up_output;
+  Scratch files;
+  const std::string model_path = (files.dir / "cluster.json").string();
+  std::string out;
+  const int status = shell(cluster.in_host(0) + " " + net::shell_word(CALIBRATE) + " --hostfile " +
+                               cluster.hostfile(files) + " --out " + model_path + " --seconds 1 --bytes 1048576",
+                           out);
+  ASSERT_EQ(status, 0) << out;
+  std::printf("%s", out.c_str());
+  const sim::ClusterModel model = sim::ClusterModel::load(model_path);
+
+  EXPECT_EQ(model.node_count(), static_cast<std::size_t>(kHosts));
+  for (const sim::NodeGroup& g : model.groups) {
+    EXPECT_EQ(g.cores, 1u) << g.name << ": half a core rounds down to one";
+    EXPECT_GT(g.speed, 0.35) << g.name << ": a loop gets half of a core's time";
+    EXPECT_LT(g.speed, 0.7) << g.name;
+  }
+  const double link = kMbit * 1e6 / 8;  // bytes per second, before TCP/IP headers
+  EXPECT_GT(model.network.bandwidth, 0.7 * link);
+  EXPECT_LT(model.network.bandwidth, 1.05 * link);
+  EXPECT_GT(model.network.latency, 0.0);
+  EXPECT_LT(model.network.latency, 5e-3);
+  EXPECT_GT(model.network.cpu_per_send, 0.0) << "sending costs some CPU";
+  EXPECT_LT(model.network.cpu_per_send, 0.5) << "at 12.5 MB/s, far from a core";
+  EXPECT_GT(model.network.cpu_per_receive, 0.0);
+  EXPECT_LT(model.network.cpu_per_receive, 0.5);
+  EXPECT_EQ(out.substr(out.rfind('{')).find("\"nodes\": 4"), 1u) << "the last line is the JSON";
+}
+
+}  // namespace
+}  // namespace dps::test
