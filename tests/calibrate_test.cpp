@@ -24,7 +24,7 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   const std::string model_path = (files.dir / "cluster.json").string();
   std::string out;
   const int status = shell(cluster.in_host(0) + " " + net::shell_word(CALIBRATE) + " --hostfile " +
-                               cluster.hostfile(files) + " --out " + model_path + " --seconds 1 --bytes 1048576",
+                               cluster.hostfile(files) + " --out " + model_path + " --seconds 2 --bytes 1048576",
                            out);
   ASSERT_EQ(status, 0) << out;
   std::printf("%s", out.c_str());
@@ -33,8 +33,10 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   EXPECT_EQ(model.node_count(), static_cast<std::size_t>(kHosts));
   for (const sim::NodeGroup& g : model.groups) {
     EXPECT_EQ(g.cores, 1u) << g.name << ": half a core rounds down to one";
-    EXPECT_GT(g.speed, 0.35) << g.name << ": a loop gets half of a core's time";
-    EXPECT_LT(g.speed, 0.7) << g.name;
+    // About 0.5; thread CPU time itself varies when the machine's other CPU is busy, and unthrottled
+    // would be about 1.
+    EXPECT_GT(g.speed, 0.3) << g.name << ": a loop gets half of a core's time";
+    EXPECT_LT(g.speed, 0.8) << g.name;
   }
   const double link = kMbit * 1e6 / 8;  // bytes per second, before TCP/IP headers
   EXPECT_GT(model.network.bandwidth, 0.7 * link);
