@@ -246,11 +246,7 @@ void Engine::flow_starts(ActionId id) {
   recount(in, i.flows.size() - 1);
   set_near(out, id, i.flows.size() >= kNear);
   set_near(in, id, o.flows.size() >= kNear);
-  if (model_.network.sharing == Sharing::Equal)
-    reshare_equal(out, in, id);
-  else
-    reshare_maxmin(out, in);
-  settle_links();
+  reshare_network(out, in, id);
 }
 
 void Engine::flow_ends(ActionId id) {
@@ -261,8 +257,13 @@ void Engine::flow_ends(ActionId id) {
   unbind(id);
   list_leave(out, id);
   list_leave(in, id);
+  reshare_network(out, in, kNone);
+}
+
+// The two links' flow counts changed (`joined` is the flow that joined both, if one did).
+void Engine::reshare_network(LinkId out, LinkId in, ActionId joined) {
   if (model_.network.sharing == Sharing::Equal)
-    reshare_equal(out, in, kNone);
+    reshare_equal(out, in, joined);
   else
     reshare_maxmin(out, in);
   settle_links();
@@ -473,19 +474,14 @@ void Engine::list_remove(std::vector<ActionId>& list, std::uint32_t at) {
 // --- the event heap, by (finish, seq) ---
 
 void Engine::heap_place(ActionId id) {
-  auto before = [this](ActionId x, ActionId y) { return earlier(x, y); };
-  auto position = [this](ActionId x) -> std::uint32_t& { return actions_[x].heap_at; };
   if (actions_[id].heap_at == kNone) {
-    heap_insert(heap_, id, before, position);
+    heap_insert(heap_, id, by_finish(), heap_at());
   } else {
-    sift_up(heap_, actions_[id].heap_at, before, position);
-    sift_down(heap_, actions_[id].heap_at, before, position);
+    sift_up(heap_, actions_[id].heap_at, by_finish(), heap_at());
+    sift_down(heap_, actions_[id].heap_at, by_finish(), heap_at());
   }
 }
 
-void Engine::heap_erase(ActionId id) {
-  heap_remove(heap_, actions_[id].heap_at, [this](ActionId x, ActionId y) { return earlier(x, y); },
-              [this](ActionId x) -> std::uint32_t& { return actions_[x].heap_at; });
-}
+void Engine::heap_erase(ActionId id) { heap_remove(heap_, actions_[id].heap_at, by_finish(), heap_at()); }
 
 }  // namespace dps::sim

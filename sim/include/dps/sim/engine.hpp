@@ -152,6 +152,7 @@ class Engine {
   void bind(ActionId id, LinkId link);   // the flow goes at this link's rate from now on
   void unbind(ActionId id);              // ... no longer; `remaining` says what it has left
   void rebind(ActionId id, LinkId link);
+  void reshare_network(LinkId out, LinkId in, ActionId joined);
   void reshare_equal(LinkId out, LinkId in, ActionId joined);
   void reshare_maxmin(LinkId out, LinkId in);
   void visit(LinkId link);
@@ -170,9 +171,14 @@ class Engine {
   void list_remove(std::vector<ActionId>& list, std::uint32_t at);  // a computation
 
   // Indexed binary heap of actions by (finish, seq).
-  bool earlier(ActionId a, ActionId b) const noexcept {
-    const Action &x = actions_[a], &y = actions_[b];
-    return x.finish < y.finish || (x.finish == y.finish && x.seq < y.seq);
+  auto by_finish() const noexcept {
+    return [this](ActionId a, ActionId b) {
+      const Action &x = actions_[a], &y = actions_[b];
+      return x.finish < y.finish || (x.finish == y.finish && x.seq < y.seq);
+    };
+  }
+  auto heap_at() noexcept {
+    return [this](ActionId a) -> std::uint32_t& { return actions_[a].heap_at; };
   }
   void heap_place(ActionId id);  // insert, or move after its key changed
   void heap_erase(ActionId id);
