@@ -303,5 +303,29 @@ TEST(Cluster, NodesAddedAndRemovedWhileTheApplicationRuns) {
   EXPECT_EQ(seen, 100 + 500 + 300);
 }
 
+// Each removal races messages sent to the leaving node's threads by senders that have not yet
+// heard where they went: they are forwarded or rerouted, never lost or failed.
+TEST(Cluster, NodesRemovedOneAfterAnotherDuringCallsLoseNoMessage) {
+  auto app = cluster(2);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Counter>("workers", 2);
+  auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<Counter>>(workers) >> op<SumPartials<>>(master));
+  long leaves = 0;
+  for (int round = 0; round < 4; ++round) {
+    workers.add_on(app->add_node());
+    auto first = graph.call(Range{0, 3000});
+    auto second = graph.call(Range{0, 2000});
+    const NodeId leaving = app->node_ids()[1];  // the oldest node but 0
+    app->remove_node(leaving);
+    EXPECT_EQ(within(first, "the first call during removal " + std::to_string(round)).sum, triangle(3000));
+    EXPECT_EQ(within(second, "the second call during removal " + std::to_string(round)).sum, triangle(2000));
+    leaves += leaves_of(3000) + leaves_of(2000);
+    EXPECT_EQ(app->nodes(), 2u);
+  }
+  long seen = 0;
+  while (workers.size()) seen += within(workers.remove(0), "the state of a worker").seen;
+  EXPECT_EQ(seen, leaves);
+}
+
 }  // namespace
 }  // namespace dps::test

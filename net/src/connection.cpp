@@ -110,10 +110,16 @@ void Connection::parse() {
   read_more();
 }
 
-void Connection::send(Outgoing frame) {
+bool Connection::send(Outgoing&& frame) { return deliver(std::move(frame), false); }
+
+void Connection::seal(Outgoing&& last) { (void)deliver(std::move(last), true); }
+
+bool Connection::deliver(Outgoing&& frame, bool last) {
   if (!spoke_.load(std::memory_order_relaxed)) spoke_.store(true, std::memory_order_relaxed);
   std::unique_lock lock(mu_);
-  if (closed_) return;
+  if (sealed_) return false;
+  sealed_ = last;
+  if (closed_) return true;
   if (!writing_) {
     thread_local std::vector<iovec> iov;  // no allocation per send
     iov.clear();
@@ -122,20 +128,22 @@ void Connection::send(Outgoing frame) {
     msg.msg_iov = iov.data();
     msg.msg_iovlen = std::min(iov.size(), kMaxIov);
     const ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n >= 0 && static_cast<std::size_t>(n) == total) return;  // the usual case: written at once
+    if (n >= 0 && static_cast<std::size_t>(n) == total) return true;  // the usual case: written at once
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
       const std::string reason = std::string("send failed: ") + std::strerror(errno);
       lock.unlock();
-      return close(reason);
+      close(reason);
+      return true;
     }
     sent_ = n > 0 ? static_cast<std::size_t>(n) : 0;
     writing_ = true;
     queue_.push_back(std::move(frame));
     lock.unlock();
     asio::post(socket_.get_executor(), [self = shared_from_this()] { self->write_queued(); });
-    return;
+    return true;
   }
   queue_.push_back(std::move(frame));
+  return true;
 }
 
 void Connection::write_queued() {

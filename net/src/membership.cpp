@@ -270,7 +270,7 @@ NodeId TcpBackend::add_node() {
   return node;
 }
 
-// The kernel has moved the node's threads away: it is told to leave, the others that it is leaving.
+// The kernel has moved the node's threads away: it is told to leave (protocol.hpp, Leaving).
 void TcpBackend::remove_node(NodeId node) {
   Impl& i = *impl_;
   if (node == 0) throw std::invalid_argument("node 0 coordinates the application and cannot be removed");
@@ -280,7 +280,6 @@ void TcpBackend::remove_node(NodeId node) {
     i.live.erase(node);
     i.departed.insert(node);
   }
-  i.broadcast(Leaving{node});
   i.send_directive(node, Leaving{node});
   i.wait_for([&] { return i.peer(node) == nullptr; }, "node " + std::to_string(node) + " to leave", 10);
 }

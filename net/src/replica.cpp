@@ -87,13 +87,31 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
           changed.notify_all();
         } else if constexpr (std::is_same_v<D, Leaving>) {
           done_with();
+          if (sender != 0 || d.node != me) throw WireError("unexpected leaving");
+          remote_trace.flush();
+          std::set<NodeId> told;
+          for (NodeId n : others()) {
+            Outgoing departing = directive_frame(Departing{});
+            if (offer(n, departing)) told.insert(n);
+          }
           {
             std::lock_guard lock(mu);
-            live.erase(d.node);
-            departed.insert(d.node);
-            if (d.node == me) ending = true;
+            unsealed = std::move(told);
+            ending = unsealed->empty();
           }
           changed.notify_all();
+        } else if constexpr (std::is_same_v<D, Departing>) {
+          done_with();
+          {
+            std::lock_guard lock(mu);
+            live.erase(sender);
+            departed.insert(sender);
+          }
+          changed.notify_all();
+          from.seal(directive_frame(Sealed{}));
+        } else if constexpr (std::is_same_v<D, Sealed>) {
+          done_with();
+          sealed_by(sender);
         } else if constexpr (std::is_same_v<D, Ready>) {
           done_with();
           {

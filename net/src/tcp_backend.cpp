@@ -211,6 +211,15 @@ void TcpBackend::Impl::watch() {
   });
 }
 
+void TcpBackend::Impl::sealed_by(NodeId node) {
+  {
+    std::lock_guard lock(mu);
+    if (!unsealed || unsealed->erase(node) == 0 || !unsealed->empty()) return;
+    ending = true;
+  }
+  changed.notify_all();
+}
+
 double TcpBackend::Impl::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() +
          clock_offset.load(std::memory_order_relaxed);
@@ -227,13 +236,16 @@ Connection* TcpBackend::Impl::peer(NodeId node) const noexcept {
   return node < kMaxNodes ? peers[node].load(std::memory_order_acquire) : nullptr;
 }
 
-void TcpBackend::Impl::send_frame(NodeId to, Outgoing frame) {
+bool TcpBackend::Impl::offer(NodeId to, Outgoing& frame) {
   Connection* c = peer(to);
-  if (!c) throw NodeFailure(to, "no connection to it");
-  c->send(std::move(frame));
+  return c && c->send(std::move(frame));
 }
 
-void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, const Payload* payload) {
+void TcpBackend::Impl::send_frame(NodeId to, Outgoing frame) {
+  if (!offer(to, frame)) throw NodeFailure(to, peer(to) ? "it left" : "no connection to it");
+}
+
+Outgoing TcpBackend::Impl::directive_frame(const Directive& d, const Payload* payload) const {
   Outgoing f;
   WireWriter out(f.head, SIZE_MAX);
   out(d);
@@ -242,7 +254,11 @@ void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, const Paylo
   f.header.kind = FrameKind::Directive;
   f.header.sender = me;
   f.header.length = static_cast<std::uint32_t>(out.size());
-  send_frame(to, std::move(f));
+  return f;
+}
+
+void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, const Payload* payload) {
+  send_frame(to, directive_frame(d, payload));
 }
 
 void TcpBackend::Impl::send_directive(NodeId to, const Directive& d, std::string attached) {
@@ -378,6 +394,7 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
     quiet = ending || departed.contains(c.peer);
   }
   changed.notify_all();
+  sealed_by(c.peer);
   // Migrations and retirements it was to answer for will not complete, even when it left on purpose.
   const auto gone = std::make_exception_ptr(NodeFailure(c.peer, reason));
   for (Migration& m : take_answerable_by(migrations, c.peer)) m.done(gone);
@@ -412,12 +429,12 @@ TcpBackend::TcpBackend(TcpOptions options) : impl_(std::make_unique<Impl>(*this,
 TcpBackend::~TcpBackend() { stop(); }
 
 void TcpBackend::attach(Runtime& runtime) {
+  runtime.link(this);  // before the network thread sees the runtime: its directives use the link
   {
     std::lock_guard lock(impl_->mu);
     impl_->runtime = &runtime;
     impl_->kernel = &runtime;
   }
-  runtime.link(this);
   impl_->changed.notify_all();
 }
 
@@ -439,7 +456,7 @@ void TcpBackend::schedule(Thread& thread) {
 }
 
 void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
-  const NodeId node = to.node();
+  NodeId node = to.node();
   if (node == impl_->me) return impl_->kernel->enqueue(to, e);  // it arrived here meanwhile
   Outgoing f;
   f.envelope.reset(e);
@@ -454,11 +471,15 @@ void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
                               std::to_string(impl_->options.max_frame));
     f.header.length = static_cast<std::uint32_t>(size);
     f.header.sender = impl_->me;
-    if (TraceSink* sink = impl_->kernel->tracer()) {
-      const double t = now();
-      sink->transfer({from, node, size, t, t});
+    const double t = now();
+    // Refused: `node` left after `to` moved away from it, and the network thread, which sealed the
+    // connection, learnt where `to` went first.
+    while (!impl_->offer(node, f)) {
+      if (to.node() == node) throw NodeFailure(node, impl_->peer(node) ? "it left" : "no connection to it");
+      node = to.node();
+      if (node == impl_->me) return impl_->kernel->enqueue(to, f.envelope.release());
     }
-    impl_->send_frame(node, std::move(f));
+    if (TraceSink* sink = impl_->kernel->tracer()) sink->transfer({from, node, size, t, t});
   } catch (...) {
     if (e->kind == Message::Data && e->call) impl_->kernel->fail_call(e->call, std::current_exception());
   }

@@ -52,7 +52,10 @@ struct TcpBackend::Impl final : Connection::Handler {
   void handshake(Connection& c, const FrameHeader& header, std::span<const std::byte> body);
   void authenticated(Connection& c, std::uint32_t node);
   Connection* peer(NodeId node) const noexcept;
-  void send_frame(NodeId to, Outgoing frame);
+  // False when there is no connection to `to` or it was sealed: `frame` is still the caller's.
+  bool offer(NodeId to, Outgoing& frame);
+  void send_frame(NodeId to, Outgoing frame);  // throws NodeFailure where offer() is false
+  Outgoing directive_frame(const Directive& d, const Payload* payload = nullptr) const;
   void send_directive(NodeId to, const Directive& d, const Payload* payload = nullptr);
   // An answer: sent, or dropped when `to` is gone (its loss is handled where its connection closed).
   void tell(NodeId to, const Directive& d) noexcept;
@@ -76,6 +79,9 @@ struct TcpBackend::Impl final : Connection::Handler {
   template <class Pred>
   void wait_for_instances(Pred done, const std::string& what, const std::vector<NodeId>& nodes);
   void log(const std::string& line) const;
+  // The leaving node: `node` will send nothing more (it sealed, or its connection closed). Once
+  // none will, this node ends; its strands forward what reached it before the process goes.
+  void sealed_by(NodeId node);
   double now() const;  // node 0's clock
 
   // --- replication (replica.cpp) ---
@@ -122,6 +128,8 @@ struct TcpBackend::Impl final : Connection::Handler {
   std::optional<Members> members;        // others: the membership node 0 announced
   std::vector<double> clock_replies;     // node 0, during align_clocks: (pong.here, rtt, offset) triples
   bool ending = false;                   // node 0 said Shutdown, or we are closing
+  // While this node leaves: the nodes told Departing that have not sealed their connection to it.
+  std::optional<std::set<NodeId>> unsealed;
   int exit_status = 0;
   std::string failure;                   // why the application cannot go on
 

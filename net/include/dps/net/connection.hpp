@@ -7,6 +7,7 @@
 //   auto c = std::make_shared<Connection>(std::move(socket), handler, limits);
 //   c->start();                                      // reading begins
 //   c->send(std::move(frame));                       // from any thread
+//   c->seal(std::move(last));                        // `last` is the final frame this end sends
 #pragma once
 
 #include "dps/envelope.hpp"
@@ -57,7 +58,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ~Connection();
 
   void start();
-  void send(Outgoing frame);
+  // Queues `frame` or writes it (a closed connection drops it: its loss is reported by on_closed).
+  // False once the connection is sealed: `frame` is still the caller's, to send elsewhere.
+  bool send(Outgoing&& frame);
+  // Sends `last` and refuses every later frame: the peer learns from `last` that nothing follows.
+  void seal(Outgoing&& last);
   // Closes the connection (from any thread); the handler hears of it with `reason`.
   void close(std::string reason);
   // Closes it once what is queued has been written (an orderly end: nothing sent is lost).
@@ -74,6 +79,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::ip::tcp::socket& socket() noexcept { return socket_; }
 
  private:
+  bool deliver(Outgoing&& frame, bool last);
   void read_more();
   void parse();
   void write_queued();  // network thread
@@ -92,6 +98,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t sent_ = 0;        // bytes of queue_.front() already written
   bool writing_ = false;        // the network thread owns the queue's writing
   bool closed_ = false;
+  bool sealed_ = false;         // this end sends nothing more
   std::string finishing_;  // network thread: close with this reason once the queue is written
   std::atomic<bool> reported_{false};
   std::atomic<bool> spoke_{false};

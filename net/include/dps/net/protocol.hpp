@@ -35,9 +35,21 @@ struct Members {  // node 0 to all: the processes of the application (connect to
   std::vector<Endpoint> nodes;
   DPS_FIELDS(nodes)
 };
-struct Leaving {  // node 0 to all: `node` is being removed (its connections close, it did not fail)
+// Removing a node, once its threads have moved away: node 0 tells it Leaving; it tells every other
+// node Departing, after the ThreadMoved of its threads, so they know where its threads are now; each
+// seals its connection to it with Sealed (frames that would follow go to the threads' new nodes);
+// once all sealed, it forwards what reached it meanwhile and closes. Nothing in flight is lost.
+struct Leaving {  // node 0 to `node`: leave
   std::uint32_t node = 0;
   DPS_FIELDS(node)
+};
+struct Departing {  // the leaving node to every other: it leaves (it did not fail)
+  template <class A>
+  void serialize(A&) {}
+};
+struct Sealed {  // the answer to Departing: the last frame the leaving node gets from the sender
+  template <class A>
+  void serialize(A&) {}
 };
 struct Ready {  // a process to node 0: connected to every member
   std::uint32_t node = 0;
@@ -192,7 +204,7 @@ struct TraceFlushed {  // to node 0, after the last batch
 #undef DPS_FIELDS
 
 using Directive =
-    std::variant<Join, Members, Leaving, Ready, ClockPing, ClockPong, ClockOffset, Shutdown, CollectionCreated, ThreadAdded,
+    std::variant<Join, Members, Leaving, Departing, Sealed, Ready, ClockPing, ClockPong, ClockOffset, Shutdown, CollectionCreated, ThreadAdded,
                  ThreadDropped, GraphCreated, RetireRequest, StateReturned, MigrateRequest, MigrateDone, ThreadImage,
                  ThreadMoved, CallResult, CallFailure, CallAbort, Tracing, TraceBatch, TraceFlush, TraceFlushed>;
 
