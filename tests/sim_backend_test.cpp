@@ -3,6 +3,7 @@
 #include "support.hpp"
 
 #include <dps/sim/sim_backend.hpp>
+#include <dps/trace/reader.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -290,6 +291,40 @@ TEST(SimBackend, ApplicationsShareOneSimulatedClusterOnNodesOfTheirOwn) {
     EXPECT_EQ(graph.call(Range{0, 10}).get().count, 1);
   }
   EXPECT_NEAR(b.now(), 2 * (0.5 + 2 * (1e-4 + 16 / 1.25e8)), 1e-9) << "one clock: the second call came after the first";
+}
+
+// --trace in a simulation: the file holds the simulated times the kernel's sinks get.
+TEST(SimBackend, TheTraceOptionWritesTheSimulatedTimes) {
+  Spin::estimate = 2e-3;
+  auto run = [](std::vector<std::string> words, TraceSink* sink) {
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    Application app(static_cast<int>(argv.size()), argv.data());
+    if (sink) app.trace_to(sink);
+    auto master = app.threads<Stateless>("master", 1);
+    auto spinners = app.threads<Stateless>("workers", 0);
+    spinners.add_on(1);
+    spinners.add_on(2);
+    auto graph = app.graph(op<Pieces<>>(master) >> op<Spin>(spinners) >> op<SumPartials<>>(master));
+    EXPECT_EQ(graph.call(Range{0, 240}).get().count, 24);
+  };
+  MemoryTrace memory;
+  run({"sim", "--pdexec", "--nodes", "3"}, &memory);
+  const std::string path = ::testing::TempDir() + "simulated.dpstrace";
+  run({"sim", "--pdexec", "--nodes", "3", "--trace", path}, nullptr);
+  const trace::Trace file = trace::read(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(file.info_value("backend"), "sim");
+  const auto steps = memory.steps();
+  ASSERT_EQ(file.steps.size(), steps.size());
+  ASSERT_GE(steps.size(), 24u);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(file.names[file.steps[i].operation], steps[i].operation);
+    EXPECT_EQ(file.steps[i].node, steps[i].node);
+    EXPECT_NEAR(file.steps[i].start, steps[i].start, 0.51e-9);
+    EXPECT_NEAR(file.steps[i].end, steps[i].end, 0.51e-9);
+  }
+  EXPECT_EQ(file.transfers.size(), memory.transfers().size());
 }
 
 }  // namespace

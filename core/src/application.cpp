@@ -3,8 +3,10 @@
 
 #include "dps/cli.hpp"
 #include "dps/local_backend.hpp"
+#include "dps/trace_file.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
@@ -44,9 +46,9 @@ CommandLine Application::parse(int argc, char** argv) {
     if (arg == "--nodes" || arg == "--workers") {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a value");
       (arg == "--nodes" ? c.options.nodes : c.options.workers) = positive_count(arg, argv[++i]);
-    } else if (arg == "--hostfile") {
+    } else if (arg == "--hostfile" || arg == "--trace") {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a file");
-      c.hostfile = argv[++i];
+      (arg == "--hostfile" ? c.hostfile : c.trace) = argv[++i];
     } else if (arg == "--local") {
       c.in_process = true;
     } else {
@@ -71,6 +73,15 @@ Application::Application(CommandLine command_line, BackendMaker make) {
     backend_.reset();
     std::exit(status);
   }
+  if (!command_line.trace.empty()) {
+    trace_file_ = std::make_unique<TraceFile>(command_line.trace);
+    std::string command = command_line.argv[0];
+    for (int i = 1; i < command_line.argc; ++i) command += std::string(" ") + command_line.argv[i];
+    trace_file_->info("command", command);
+    trace_file_->info("backend", backend_->name());
+    trace_file_->info("nodes", std::to_string(nodes()));
+    trace_to(trace_file_.get());
+  }
 }
 
 void Application::start(std::unique_ptr<Backend> backend) {
@@ -84,6 +95,14 @@ void Application::start(std::unique_ptr<Backend> backend) {
 }
 
 Application::~Application() {
+  if (trace_file_) {
+    try {
+      trace_to(nullptr);  // every node's events reach the file first
+      trace_file_->close();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dps: the trace is incomplete: %s\n", e.what());
+    }
+  }
   if (owns_context_ && detail::current().runtime == runtime_.get()) detail::current().runtime = nullptr;
   runtime_.reset();
   backend_.reset();

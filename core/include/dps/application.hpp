@@ -37,10 +37,13 @@ struct CommandLine {
   ApplicationOptions options{.nodes = 0};  // 0: --nodes not given
   bool in_process = false;  // --local: every node in this process (LocalBackend)
   std::string hostfile;     // --hostfile FILE: the hosts node processes are started on
+  std::string trace;        // --trace FILE: node 0 writes the run's trace there
   std::vector<std::string> rest;
   int argc = 0;
   char** argv = nullptr;
 };
+
+class TraceFile;
 
 namespace detail {
 // The backend of Application(argc, argv). Defined by the backend library the program links:
@@ -67,7 +70,8 @@ class Phase {
 class Application {
  public:
   explicit Application(ApplicationOptions options = {});
-  // Reads --nodes N, --workers W, --hostfile FILE and --local; every other argument is left in args(). Throws
+  // Reads --nodes N, --workers W, --hostfile FILE, --local and --trace FILE; every other argument is
+  // left in args(). Throws
   // std::invalid_argument with a one-line reason on a bad value. On a cluster, this constructor
   // returns on node 0 only: in the other node processes it serves until node 0's application ends,
   // then ends the process.
@@ -79,7 +83,10 @@ class Application {
   Application& operator=(const Application&) = delete;
 
   // The options the backend reads (inline: the backend library that defines it comes after the kernel).
-  static std::string options_help() { return detail::command_line_backend_help(); }
+  static std::string options_help() {
+    return std::string(detail::command_line_backend_help()) +
+           "  --trace FILE        write the run's trace there (docs/trace-format.md; open it with dps-viewer)\n";
+  }
   static CommandLine parse(int argc, char** argv);
   const std::vector<std::string>& args() const noexcept { return args_; }
 
@@ -142,6 +149,7 @@ class Application {
   std::vector<std::string> args_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<TraceFile> trace_file_;  // --trace
   bool owns_context_ = false;
 };
 

@@ -12,3 +12,4 @@
 #include "dps/route.hpp"
 #include "dps/threads.hpp"
 #include "dps/trace.hpp"
+#include "dps/trace_file.hpp"
