@@ -80,6 +80,7 @@ Application::Application(CommandLine command_line, BackendMaker make) {
     trace_file_->info("command", command);
     trace_file_->info("backend", backend_->name());
     trace_file_->info("nodes", std::to_string(nodes()));
+    for (NodeId node : node_ids()) trace_cores(node);
     trace_to(trace_file_.get());
   }
 }
@@ -114,8 +115,15 @@ void Application::sleep_until(double time) {
   if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
 }
 
+// Statistics need each node's cores: the file says what the backend knows.
+void Application::trace_cores(NodeId node) {
+  if (const unsigned cores = backend_->cores(node); trace_file_ && cores > 0)
+    trace_file_->info("cores." + std::to_string(node), std::to_string(cores));
+}
+
 NodeId Application::add_node() {
   const NodeId node = backend_->add_node();
+  trace_cores(node);
   runtime_->lifecycle(Lifecycle::NodeAdded, nullptr, node);
   return node;
 }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace dps::net {
 
@@ -194,7 +195,7 @@ void TcpBackend::Impl::join() {
   auto c = connect(coordinator(), started_by.empty() ? 0 : options.join_timeout);
   // Listen where node 0 reached us from: the interface the application uses, and only that one.
   listen(c->socket().local_endpoint().address());
-  send_directive(0, Join{endpoint, static_cast<std::int64_t>(::getpid())});
+  send_directive(0, Join{endpoint, static_cast<std::int64_t>(::getpid()), std::thread::hardware_concurrency()});
   wait_for([&] { return members.has_value(); }, "the list of nodes", options.join_timeout);
   std::vector<Endpoint> others;  // the Members directive made them live
   {
@@ -282,6 +283,13 @@ void TcpBackend::remove_node(NodeId node) {
   }
   i.send_directive(node, Leaving{node});
   i.wait_for([&] { return i.peer(node) == nullptr; }, "node " + std::to_string(node) + " to leave", 10);
+}
+
+unsigned TcpBackend::cores(NodeId node) const {
+  if (node == impl_->me) return std::thread::hardware_concurrency();
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->joined.find(node);
+  return it == impl_->joined.end() ? 0 : it->second.cores;
 }
 
 long TcpBackend::process_id(NodeId node) const {

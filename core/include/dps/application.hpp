@@ -132,6 +132,7 @@ class Application {
   using BackendMaker = std::unique_ptr<Backend> (*)(CommandLine&);
   Application(CommandLine command_line, BackendMaker make);
   void start(std::unique_ptr<Backend> backend);
+  void trace_cores(NodeId node);
   template <class State, class Make>
   Threads<State> make_threads(std::string name, std::size_t count, Make make, bool default_state) {
     (void)&detail::state_type_at_startup<State>;

@@ -70,6 +70,7 @@ class Backend {
   virtual int serve() { return 0; }
 
   // --- time and modelling ---
+  virtual unsigned cores(NodeId node) const { return (void)node, 0u; }  // a node's cores, 0 when unknown
   virtual double now() const = 0;  // seconds since the application started (virtual under simulation)
   // Every co_await ends an atomic step and returns control to the backend, and every envelope, even
   // between threads of one node, goes through send() (the simulator needs both: it delivers what a

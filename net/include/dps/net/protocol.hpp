@@ -29,7 +29,8 @@ struct Endpoint {
 struct Join {  // a new process to node 0, once authenticated: where others reach it
   Endpoint self;
   std::int64_t pid = 0;
-  DPS_FIELDS(self, pid)
+  std::uint32_t cores = 0;  // of its host
+  DPS_FIELDS(self, pid, cores)
 };
 struct Members {  // node 0 to all: the processes of the application (connect to those below you)
   std::vector<Endpoint> nodes;

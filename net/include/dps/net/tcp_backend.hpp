@@ -60,6 +60,7 @@ class TcpBackend final : public Backend, public ClusterLink {
   void quiesce() override;
   void stop() override;
   double now() const override;
+  unsigned cores(NodeId node) const override;  // node 0 knows every node's
   int serve() override;
 
   // Where this process listens ("address:port"), and the process id of a node's instance (node 0).

@@ -1,0 +1,122 @@
+// Statistics of hand-built traces whose utilization and dynamic efficiency are worked out here:
+// allocation follows threads (added, removed, migrated), busy time follows steps, phases and bins
+// integrate both.
+#include <dps/trace/statistics.hpp>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace dps::trace {
+namespace {
+
+struct Built {
+  Trace t;
+  NameId name(const std::string& s) {  // interned, as the writer does
+    for (std::size_t i = 0; i < t.names.size(); ++i)
+      if (t.names[i] == s) return static_cast<NameId>(i);
+    t.names.push_back(s);
+    return static_cast<NameId>(t.names.size() - 1);
+  }
+  void info(const std::string& k, const std::string& v) { t.info.push_back({name(k), name(v)}); }
+  void step(std::uint32_t node, double start, double end) {
+    t.steps.push_back({node, node + 1u, name("workers"), name("op"), 1, start, end});
+  }
+  void change(Change kind, std::uint32_t node, double time, std::uint32_t to = 0) {
+    t.changes.push_back({kind, node + 1u, name("workers"), node, to, time});
+  }
+  void phase(const std::string& n, bool begin, double time) { t.phases.push_back({name(n), begin, time}); }
+};
+
+// Node 0 computes throughout, node 1 for 2.5 s, and its thread is removed at 5 s (released then).
+Built two_nodes() {
+  Built b;
+  b.info("cores.0", "1");
+  b.info("cores.1", "1");
+  b.change(Change::ThreadAdded, 0, 0);
+  b.change(Change::ThreadAdded, 1, 0);
+  b.step(0, 0, 10);
+  b.step(1, 0, 2.5);
+  b.change(Change::ThreadRemoved, 1, 5);
+  b.phase("first half", true, 0);
+  b.phase("first half", false, 5);
+  b.phase("second half", true, 5);
+  b.phase("second half", false, 10);
+  b.t.transfers.push_back({0, 1, 1000, 1.0, 2.0});
+  return b;
+}
+
+TEST(TraceStatistics, EfficiencyIsUsefulOverAllocatedCoreSeconds) {
+  const Summary s = summarize(two_nodes().t, 10);
+  EXPECT_DOUBLE_EQ(s.duration, 10);
+  EXPECT_DOUBLE_EQ(s.useful, 12.5);
+  EXPECT_DOUBLE_EQ(s.allocated, 15) << "node 0 for 10 s, node 1 until its thread left at 5 s";
+  EXPECT_DOUBLE_EQ(s.efficiency, 12.5 / 15);
+  ASSERT_EQ(s.nodes.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.nodes[0].cpu, 1.0);
+  EXPECT_DOUBLE_EQ(s.nodes[1].cpu, 0.25);
+  EXPECT_DOUBLE_EQ(s.nodes[1].allocated, 5);
+  EXPECT_TRUE(s.nodes[1].cores_known);
+}
+
+TEST(TraceStatistics, PhasesAndBinsIntegrateOverTheirOwnSpans) {
+  const Summary s = summarize(two_nodes().t, 10);
+  ASSERT_EQ(s.phases.size(), 2u);
+  EXPECT_EQ(s.phases[0].name, "first half");
+  EXPECT_DOUBLE_EQ(s.phases[0].efficiency, 7.5 / 10);
+  EXPECT_DOUBLE_EQ(s.phases[1].efficiency, 1.0) << "node 1 released: node 0 alone, busy";
+  const std::vector<double> expected = {1, 1, 0.75, 0.5, 0.5, 1, 1, 1, 1, 1};
+  ASSERT_EQ(s.efficiency_over_time.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(s.efficiency_over_time[i], expected[i], 1e-12) << i;
+  EXPECT_NEAR(s.nodes[1].cpu_over_time[2], 0.5, 1e-12);
+  EXPECT_NEAR(s.nodes[1].cpu_over_time[3], 0.0, 1e-12);
+  EXPECT_NEAR(s.nodes[0].out_over_time[1], 1000.0, 1e-9) << "1000 bytes in the second second";
+  EXPECT_NEAR(s.nodes[1].in_over_time[1], 1000.0, 1e-9);
+  EXPECT_EQ(s.nodes[0].bytes_out, 1000u);
+}
+
+TEST(TraceStatistics, AMigratedThreadReleasesItsOldNodeAndAllocatesItsNewOne) {
+  Built b;
+  for (const char* n : {"cores.0", "cores.1", "cores.2"}) b.info(n, "2");
+  b.change(Change::ThreadAdded, 0, 0);
+  b.change(Change::ThreadAdded, 1, 0);
+  b.change(Change::ThreadMigrated, 1, 4, 2);
+  b.step(0, 0, 8);
+  b.step(1, 0, 4);
+  b.step(2, 4, 8);
+  const Summary s = summarize(b.t, 4);
+  ASSERT_EQ(s.nodes.size(), 3u);
+  EXPECT_DOUBLE_EQ(s.nodes[1].allocated, 4);
+  EXPECT_DOUBLE_EQ(s.nodes[2].allocated, 4);
+  EXPECT_DOUBLE_EQ(s.allocated, 2 * (8 + 4 + 4));
+  EXPECT_DOUBLE_EQ(s.efficiency, 16.0 / 32) << "one of two cores busy on each allocated node";
+  EXPECT_DOUBLE_EQ(s.nodes[2].cpu, 4.0 / (2 * 8));
+}
+
+TEST(TraceStatistics, UnknownCoresAreTheMostStepsRunAtOnce) {
+  Built b;
+  b.step(0, 0, 4);
+  b.step(0, 1, 3);
+  b.step(0, 3, 4);
+  const Summary s = summarize(b.t, 2);
+  ASSERT_EQ(s.nodes.size(), 1u);
+  EXPECT_FALSE(s.nodes[0].cores_known);
+  EXPECT_EQ(s.nodes[0].cores, 2u) << "a step ending at 3 and one starting at 3 do not overlap";
+  EXPECT_DOUBLE_EQ(s.efficiency, 7.0 / 8);
+}
+
+TEST(TraceStatistics, TheJsonNamesEveryFigure) {
+  const std::string j = to_json(summarize(two_nodes().t));
+  for (const char* key : {"\"duration_s\": 10", "\"efficiency\": 0.833333333", "\"phases\": [{\"name\": \"first half\"",
+                          "\"bytes\": 1000", "\"cpu\": 0.25"})
+    EXPECT_NE(j.find(key), std::string::npos) << key << " in " << j;
+}
+
+TEST(TraceStatistics, AnEmptyTraceHasNothingToSay) {
+  const Summary s = summarize(Trace{}, 5);
+  EXPECT_EQ(s.duration, 0);
+  EXPECT_EQ(s.efficiency, 0);
+  EXPECT_THROW(summarize(Trace{}, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace dps::trace

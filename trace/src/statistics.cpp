@@ -1,0 +1,196 @@
+// Statistics of a trace: allocation from the lifecycle records, busy time from the steps, bytes
+// from the transfers, integrated over the run, its phases and equal bins.
+#include "dps/trace/statistics.hpp"
+
+#include "json.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <stdexcept>
+
+namespace dps::trace {
+
+namespace {
+
+// Adds `amount` spread evenly over [from, to) to the bins of width `bin` starting at `origin`
+// (all of it to one bin when the interval is empty).
+void spread(std::vector<double>& bins, double origin, double bin, double from, double to, double amount) {
+  const auto index = [&](double t) {
+    const double i = std::floor((t - origin) / bin);
+    return static_cast<std::size_t>(std::clamp(i, 0.0, static_cast<double>(bins.size() - 1)));
+  };
+  if (!(to > from)) {
+    bins[index(from)] += amount;
+    return;
+  }
+  const double rate = amount / (to - from);
+  for (std::size_t i = index(from), last = index(to); i <= last; ++i) {
+    const double lo = std::max(from, origin + bin * static_cast<double>(i));
+    const double hi = i + 1 == bins.size() ? to : std::min(to, origin + bin * static_cast<double>(i + 1));
+    if (hi > lo) bins[i] += rate * (hi - lo);
+  }
+}
+
+double overlap(double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); }
+
+// When each node is allocated: intervals during which it hosts a thread (node 0: the whole run).
+struct Allocation {
+  std::map<std::uint32_t, std::vector<std::pair<double, double>>> intervals;
+
+  Allocation(const Trace& t, double start, double end) {
+    std::vector<const Lifecycle*> changes;
+    for (const Lifecycle& c : t.changes) changes.push_back(&c);
+    std::stable_sort(changes.begin(), changes.end(), [](auto* a, auto* b) { return a->time < b->time; });
+    std::map<std::uint32_t, int> threads;
+    std::map<std::uint32_t, double> since;
+    auto move = [&](std::uint32_t node, int delta, double time) {
+      int& n = threads[node];
+      if (n == 0 && delta > 0) since[node] = time;
+      n = std::max(0, n + delta);
+      if (n == 0 && delta < 0) intervals[node].emplace_back(since[node], time);
+    };
+    for (const Lifecycle* c : changes) {
+      switch (c->kind) {
+        case Change::ThreadAdded: move(c->node, +1, c->time); break;
+        case Change::ThreadRemoved: move(c->node, -1, c->time); break;
+        case Change::ThreadMigrated: move(c->node, -1, c->time), move(c->to, +1, c->time); break;
+        case Change::NodeAdded:
+        case Change::NodeRemoved: threads.try_emplace(c->node, 0); break;
+      }
+    }
+    for (const auto& [node, n] : threads)
+      if (n > 0) intervals[node].emplace_back(since[node], end);
+    // Node 0 coordinates throughout; a node that ran steps without a recorded thread (tracing began
+    // after its threads were made) is taken as allocated throughout.
+    intervals[0] = {{start, end}};
+    for (const Step& s : t.steps)
+      if (!threads.contains(s.node) && s.node != 0) intervals[s.node] = {{start, end}};
+  }
+};
+
+// The most steps a node ran at the same time.
+unsigned widest(std::vector<std::pair<double, int>>& edges) {
+  std::sort(edges.begin(), edges.end());  // at equal times an end (-1) comes before a start (+1)
+  int running = 0, most = 1;
+  for (const auto& [time, delta] : edges) most = std::max(most, running += delta);
+  return static_cast<unsigned>(most);
+}
+
+}  // namespace
+
+Summary summarize(const Trace& t, std::size_t bins) {
+  if (bins == 0) throw std::invalid_argument("a summary needs at least one bin");
+  Summary s;
+  s.steps = t.steps.size();
+  s.transfers = t.transfers.size();
+  double first = 1e300, last = -1e300;
+  auto see = [&](double a, double b) { first = std::min(first, a), last = std::max(last, b); };
+  for (const Step& x : t.steps) see(x.start, x.end);
+  for (const Transfer& x : t.transfers) see(x.start, x.end);
+  for (const Lifecycle& x : t.changes) see(x.time, x.time);
+  for (const Phase& x : t.phases) see(x.time, x.time);
+  if (first > last) first = last = 0;  // no events
+  s.start = first;
+  s.end = last;
+  s.duration = last - first;
+  s.bin = s.duration > 0 ? s.duration / static_cast<double>(bins) : 1.0;
+
+  const Allocation allocation(t, first, last);
+  std::map<std::uint32_t, NodeSummary> nodes;
+  std::map<std::uint32_t, std::vector<std::pair<double, int>>> edges;
+  auto node = [&](std::uint32_t id) -> NodeSummary& {
+    NodeSummary& n = nodes[id];
+    if (n.cpu_over_time.empty()) {
+      n.node = id;
+      n.cpu_over_time.assign(bins, 0.0);
+      n.out_over_time.assign(bins, 0.0);
+      n.in_over_time.assign(bins, 0.0);
+    }
+    return n;
+  };
+  for (const auto& [id, spans] : allocation.intervals) node(id);
+  for (const Step& x : t.steps) {
+    NodeSummary& n = node(x.node);
+    n.busy += x.end - x.start;
+    spread(n.cpu_over_time, first, s.bin, x.start, x.end, x.end - x.start);
+    edges[x.node].emplace_back(x.start, +1);
+    edges[x.node].emplace_back(x.end, -1);
+  }
+  for (const Transfer& x : t.transfers) {
+    s.bytes += x.bytes;
+    node(x.from).bytes_out += x.bytes;
+    node(x.to).bytes_in += x.bytes;
+    spread(node(x.from).out_over_time, first, s.bin, x.start, x.end, static_cast<double>(x.bytes) / s.bin);
+    spread(node(x.to).in_over_time, first, s.bin, x.start, x.end, static_cast<double>(x.bytes) / s.bin);
+  }
+
+  std::vector<double> useful(bins, 0.0), allocated(bins, 0.0);
+  for (auto& [id, n] : nodes) {
+    const std::string text = t.info_value("cores." + std::to_string(id));
+    unsigned cores = 0;
+    std::from_chars(text.data(), text.data() + text.size(), cores);
+    n.cores_known = cores > 0;
+    n.cores = n.cores_known ? cores : widest(edges[id]);
+    for (std::size_t b = 0; b < bins; ++b) {
+      useful[b] += n.cpu_over_time[b];
+      n.cpu_over_time[b] /= n.cores * s.bin;
+    }
+    if (auto it = allocation.intervals.find(id); it != allocation.intervals.end())
+      for (const auto& [from, to] : it->second) {
+        n.allocated += to - from;
+        spread(allocated, first, s.bin, from, to, n.cores * (to - from));
+      }
+    n.cpu = s.duration > 0 ? n.busy / (n.cores * s.duration) : 0.0;
+    s.useful += n.busy;
+    s.allocated += n.cores * n.allocated;
+    s.nodes.push_back(std::move(n));
+  }
+  s.efficiency = s.allocated > 0 ? s.useful / s.allocated : 0.0;
+  s.efficiency_over_time.resize(bins);
+  for (std::size_t b = 0; b < bins; ++b) s.efficiency_over_time[b] = allocated[b] > 0 ? useful[b] / allocated[b] : 0.0;
+
+  // Phases: a begin pairs with the next end of the same name; one never ended ends with the run.
+  std::map<NameId, std::vector<std::size_t>> open;
+  for (const Phase& p : t.phases) {
+    if (p.begin) {
+      open[p.name].push_back(s.phases.size());
+      s.phases.push_back({t.names[p.name], p.time, last});
+    } else if (auto& stack = open[p.name]; !stack.empty()) {
+      s.phases[stack.back()].end = p.time;
+      stack.pop_back();
+    }
+  }
+  for (PhaseSummary& p : s.phases) {
+    for (const Step& x : t.steps) p.useful += overlap(x.start, x.end, p.begin, p.end);
+    for (const NodeSummary& n : s.nodes)
+      if (auto it = allocation.intervals.find(n.node); it != allocation.intervals.end())
+        for (const auto& [from, to] : it->second) p.allocated += n.cores * overlap(from, to, p.begin, p.end);
+    p.efficiency = p.allocated > 0 ? p.useful / p.allocated : 0.0;
+  }
+  return s;
+}
+
+std::string to_json(const Summary& s) {
+  using json::number;
+  std::string out = "{\"duration_s\": " + number(s.duration) + ", \"start_s\": " + number(s.start) +
+                    ", \"steps\": " + std::to_string(s.steps) + ", \"transfers\": " + std::to_string(s.transfers) +
+                    ", \"bytes\": " + std::to_string(s.bytes) + ", \"efficiency\": " + number(s.efficiency) +
+                    ", \"nodes\": [";
+  for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+    const NodeSummary& n = s.nodes[i];
+    out += std::string(i ? ", " : "") + "{\"node\": " + std::to_string(n.node) + ", \"cores\": " +
+           std::to_string(n.cores) + ", \"cpu\": " + number(n.cpu) + ", \"busy_s\": " + number(n.busy) +
+           ", \"allocated_s\": " + number(n.allocated) + ", \"bytes_out\": " + std::to_string(n.bytes_out) +
+           ", \"bytes_in\": " + std::to_string(n.bytes_in) + "}";
+  }
+  out += "], \"phases\": [";
+  for (std::size_t i = 0; i < s.phases.size(); ++i) {
+    const PhaseSummary& p = s.phases[i];
+    out += std::string(i ? ", " : "") + "{\"name\": " + json::quoted(p.name) + ", \"begin_s\": " + number(p.begin) +
+           ", \"end_s\": " + number(p.end) + ", \"efficiency\": " + number(p.efficiency) + "}";
+  }
+  return out + "]}";
+}
+
+}  // namespace dps::trace
