@@ -17,13 +17,6 @@ TraceError::TraceError(std::uint64_t offset, const std::string& reason, const st
       offset(offset),
       reason(reason) {}
 
-std::string Trace::info_value(const std::string& key) const {
-  std::string value;
-  for (const Info& i : info)
-    if (names[i.key] == key) value = names[i.value];  // the last one written
-  return value;
-}
-
 namespace {
 
 // The records of one block; `base` is the block payload's offset in the file, for errors.

@@ -34,6 +34,7 @@ struct Transfer {
 };
 
 enum class Change : std::uint8_t { ThreadAdded, ThreadRemoved, ThreadMigrated, NodeAdded, NodeRemoved };
+const char* describe(Change c);  // "thread added", ...
 
 struct Lifecycle {
   Change kind = Change::ThreadAdded;

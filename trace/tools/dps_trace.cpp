@@ -1,0 +1,119 @@
+// dps-trace: what a trace file says, and the trace in other tools' formats.
+//
+//   dps-trace summary run.dpstrace            # duration, per-node use, dynamic efficiency per phase
+//   dps-trace chrome run.dpstrace run.json    # open in https://ui.perfetto.dev
+//   dps-trace paje run.dpstrace run.paje      # open with vite
+#include <dps/trace/export.hpp>
+#include <dps/trace/reader.hpp>
+#include <dps/trace/statistics.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: dps-trace summary FILE [options]\n"
+    "       dps-trace chrome FILE OUT.json [options]\n"
+    "       dps-trace paje FILE OUT.paje [options]\n"
+    "Reads a DPS trace (docs/trace-format.md), written by --trace in real and simulated runs.\n"
+    "  summary             duration, each node's CPU use and bytes, dynamic efficiency over the run and\n"
+    "                      per phase; the last line is JSON\n"
+    "  chrome              Chrome trace JSON: one process per node, a track per thread, transfers as flows\n"
+    "                      (Perfetto, chrome://tracing)\n"
+    "  paje                Paje: nodes and threads, operations as states, transfers as links (ViTE)\n"
+    "  --partial           read a trace whose run did not finish, up to its last complete block\n"
+    "  --bins N            points of the series over time (default 200)\n"
+    "  --help              this text\n";
+
+struct Options {
+  std::string command, file, out;
+  dps::trace::Partial partial = dps::trace::Partial::reject;
+  std::size_t bins = 200;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> words;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--partial") {
+      o.partial = dps::trace::Partial::accept;
+    } else if (arg == "--bins") {
+      if (i + 1 >= argc) throw std::invalid_argument("--bins expects a value");
+      const std::string text = argv[++i];
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), o.bins);
+      if (ec != std::errc() || end != text.data() + text.size() || o.bins == 0 || o.bins > 1'000'000)
+        throw std::invalid_argument("--bins expects an integer from 1 to 1000000, got '" + text + "'");
+    } else if (arg.starts_with("--")) {
+      throw std::invalid_argument("unknown option '" + arg + "' (see --help)");
+    } else {
+      words.push_back(arg);
+    }
+  }
+  if (words.empty()) throw std::invalid_argument("a command is missing (see --help)");
+  o.command = words[0];
+  const std::size_t needs = o.command == "summary" ? 2 : o.command == "chrome" || o.command == "paje" ? 3 : 0;
+  if (needs == 0) throw std::invalid_argument("unknown command '" + o.command + "' (see --help)");
+  if (words.size() != needs)
+    throw std::invalid_argument(o.command + (needs == 2 ? " takes a trace file" : " takes a trace file and an output file"));
+  o.file = words[1];
+  if (needs == 3) o.out = words[2];
+  return o;
+}
+
+void summary(const dps::trace::Trace& t, const Options& o) {
+  const dps::trace::Summary s = dps::trace::summarize(t, o.bins);
+  std::printf("%s: %.6f s, %llu steps, %llu transfers (%.3f MB), dynamic efficiency %.3f\n", o.file.c_str(),
+              s.duration, static_cast<unsigned long long>(s.steps), static_cast<unsigned long long>(s.transfers),
+              static_cast<double>(s.bytes) / 1e6, s.efficiency);
+  if (!t.damage.empty()) std::printf("partial: %s\n", t.damage.c_str());
+  std::printf("%6s %6s %7s %12s %12s %12s %12s\n", "node", "cores", "cpu", "busy_s", "allocated_s", "sent_MB",
+              "received_MB");
+  for (const auto& n : s.nodes)
+    std::printf("%6u %5u%c %7.3f %12.6f %12.6f %12.3f %12.3f\n", n.node, n.cores, n.cores_known ? ' ' : '?', n.cpu,
+                n.busy, n.allocated, static_cast<double>(n.bytes_out) / 1e6, static_cast<double>(n.bytes_in) / 1e6);
+  if (!s.phases.empty()) {
+    std::printf("%-24s %12s %12s %10s\n", "phase", "begin_s", "end_s", "efficiency");
+    for (const auto& p : s.phases) std::printf("%-24s %12.6f %12.6f %10.3f\n", p.name.c_str(), p.begin, p.end, p.efficiency);
+  }
+  if (std::any_of(s.nodes.begin(), s.nodes.end(), [](const auto& n) { return !n.cores_known; }))
+    std::printf("?: cores not in the trace, taken as the most steps the node ran at once\n");
+  std::printf("%s\n", dps::trace::to_json(s).c_str());
+}
+
+template <class Write>
+void export_to(const dps::trace::Trace& t, const Options& o, Write write) {
+  const std::string temporary = o.out + ".tmp";  // no half-written file under the final name
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!out) throw std::runtime_error("cannot write '" + o.out + "'");
+    write(t, out, o.bins);
+    if (!out.flush()) throw std::runtime_error("cannot write '" + o.out + "'");
+  }
+  if (std::rename(temporary.c_str(), o.out.c_str()) != 0) throw std::runtime_error("cannot write '" + o.out + "'");
+  std::printf("{\"events\": %zu, \"out\": \"%s\"}\n", t.events(), o.out.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return std::fputs(kUsage, stdout), 0;
+  try {
+    const Options o = parse(argc, argv);
+    const dps::trace::Trace t = dps::trace::read(o.file, o.partial);
+    if (o.command == "summary") summary(t, o);
+    if (o.command == "chrome") export_to(t, o, dps::trace::write_chrome);
+    if (o.command == "paje") export_to(t, o, dps::trace::write_paje);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dps-trace: %s\n", e.what());
+    return 2;
+  }
+}
