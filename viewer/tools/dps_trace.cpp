@@ -3,12 +3,17 @@
 //   dps-trace summary run.dpstrace            # duration, per-node use, dynamic efficiency per phase
 //   dps-trace chrome run.dpstrace run.json    # open in https://ui.perfetto.dev
 //   dps-trace paje run.dpstrace run.paje      # open with vite
+//   dps-trace plot run.dpstrace run.png       # utilization and dynamic efficiency over time
 #include <dps/trace/export.hpp>
 #include <dps/trace/reader.hpp>
 #include <dps/trace/statistics.hpp>
+#include <dps/viewer/charts.hpp>
+
+#include <QGuiApplication>
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -21,21 +26,32 @@ constexpr const char* kUsage =
     "usage: dps-trace summary FILE [options]\n"
     "       dps-trace chrome FILE OUT.json [options]\n"
     "       dps-trace paje FILE OUT.paje [options]\n"
+    "       dps-trace plot FILE OUT.png [options]\n"
     "Reads a DPS trace (docs/trace-format.md), written by --trace in real and simulated runs.\n"
     "  summary             duration, each node's CPU use and bytes, dynamic efficiency over the run and\n"
     "                      per phase; the last line is JSON\n"
     "  chrome              Chrome trace JSON: one process per node, a track per thread, transfers as flows\n"
     "                      (Perfetto, chrome://tracing)\n"
     "  paje                Paje: nodes and threads, operations as states, transfers as links (ViTE)\n"
+    "  plot                PNG: dynamic efficiency, each node's CPU use and traffic over time\n"
     "  --partial           read a trace whose run did not finish, up to its last complete block\n"
     "  --bins N            points of the series over time (default 200)\n"
+    "  --size WxH          the plot's size in pixels (default 1200x800)\n"
     "  --help              this text\n";
 
 struct Options {
   std::string command, file, out;
   dps::trace::Partial partial = dps::trace::Partial::reject;
   std::size_t bins = 200;
+  int width = 1200, height = 800;
 };
+
+// A positive integer up to `most`, all of `text`.
+template <class T>
+bool whole(std::string_view text, T& value, T most) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() && value > 0 && value <= most;
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -47,9 +63,15 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--bins") {
       if (i + 1 >= argc) throw std::invalid_argument("--bins expects a value");
       const std::string text = argv[++i];
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), o.bins);
-      if (ec != std::errc() || end != text.data() + text.size() || o.bins == 0 || o.bins > 1'000'000)
+      if (!whole(text, o.bins, std::size_t{1'000'000}))
         throw std::invalid_argument("--bins expects an integer from 1 to 1000000, got '" + text + "'");
+    } else if (arg == "--size") {
+      if (i + 1 >= argc) throw std::invalid_argument("--size expects a value");
+      const std::string text = argv[++i];
+      const auto x = text.find('x');
+      if (x == std::string::npos || !whole(std::string_view(text).substr(0, x), o.width, 20000) ||
+          !whole(std::string_view(text).substr(x + 1), o.height, 20000) || o.width < 200 || o.height < 150)
+        throw std::invalid_argument("--size expects WIDTHxHEIGHT from 200x150 to 20000x20000, got '" + text + "'");
     } else if (arg.starts_with("--")) {
       throw std::invalid_argument("unknown option '" + arg + "' (see --help)");
     } else {
@@ -58,7 +80,8 @@ Options parse(int argc, char** argv) {
   }
   if (words.empty()) throw std::invalid_argument("a command is missing (see --help)");
   o.command = words[0];
-  const std::size_t needs = o.command == "summary" ? 2 : o.command == "chrome" || o.command == "paje" ? 3 : 0;
+  const std::size_t needs =
+      o.command == "summary" ? 2 : o.command == "chrome" || o.command == "paje" || o.command == "plot" ? 3 : 0;
   if (needs == 0) throw std::invalid_argument("unknown command '" + o.command + "' (see --help)");
   if (words.size() != needs)
     throw std::invalid_argument(o.command + (needs == 2 ? " takes a trace file" : " takes a trace file and an output file"));
@@ -87,17 +110,34 @@ void summary(const dps::trace::Trace& t, const Options& o) {
   std::printf("%s\n", dps::trace::to_json(s).c_str());
 }
 
+// Writes through `write(temporary)`, then renames: no half-written file under the final name.
 template <class Write>
-void export_to(const dps::trace::Trace& t, const Options& o, Write write) {
-  const std::string temporary = o.out + ".tmp";  // no half-written file under the final name
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    if (!out) throw std::runtime_error("cannot write '" + o.out + "'");
-    write(t, out, o.bins);
-    if (!out.flush()) throw std::runtime_error("cannot write '" + o.out + "'");
+void write_atomically(const std::string& path, Write write) {
+  const std::string temporary = path + ".tmp";
+  if (!write(temporary) || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw std::runtime_error("cannot write '" + path + "'");
   }
-  if (std::rename(temporary.c_str(), o.out.c_str()) != 0) throw std::runtime_error("cannot write '" + o.out + "'");
+}
+
+template <class Export>
+void export_to(const dps::trace::Trace& t, const Options& o, Export format) {
+  write_atomically(o.out, [&](const std::string& temporary) {
+    std::ofstream out(temporary, std::ios::binary);
+    format(t, out, o.bins);
+    return static_cast<bool>(out.flush());
+  });
   std::printf("{\"events\": %zu, \"out\": \"%s\"}\n", t.events(), o.out.c_str());
+}
+
+void plot(const dps::trace::Trace& t, const Options& o, int argc, char** argv) {
+  if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");  // no display needed
+  QGuiApplication fonts(argc, argv);  // text needs one
+  const QImage image = dps::viewer::plot(dps::trace::summarize(t, o.bins), QString::fromStdString(o.file),
+                                         QSize(o.width, o.height));
+  write_atomically(o.out, [&](const std::string& temporary) { return image.save(QString::fromStdString(temporary), "PNG"); });
+  std::printf("{\"events\": %zu, \"out\": \"%s\", \"width\": %d, \"height\": %d}\n", t.events(), o.out.c_str(),
+              o.width, o.height);
 }
 
 }  // namespace
@@ -111,6 +151,7 @@ int main(int argc, char** argv) {
     if (o.command == "summary") summary(t, o);
     if (o.command == "chrome") export_to(t, o, dps::trace::write_chrome);
     if (o.command == "paje") export_to(t, o, dps::trace::write_paje);
+    if (o.command == "plot") plot(t, o, argc, argv);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dps-trace: %s\n", e.what());

@@ -1,0 +1,34 @@
+// Charts of a trace over time, drawn with QPainter: dynamic efficiency, each node's CPU use, and
+// each node's traffic. The viewer draws them under its Gantt chart; `dps-trace plot` into a PNG.
+//
+//   const auto summary = dps::trace::summarize(dps::trace::read("run.dpstrace"), 400);
+//   QImage image = dps::viewer::plot(summary, "run.dpstrace", QSize(1200, 800));
+//   image.save("run.png");
+#pragma once
+
+#include <dps/trace/statistics.hpp>
+
+#include <QColor>
+#include <QImage>
+#include <QPainter>
+#include <QRectF>
+#include <QSize>
+#include <QString>
+
+namespace dps::viewer {
+
+QColor node_color(std::uint32_t node);  // one color per node, the same in every chart
+
+enum class Chart { efficiency, cpu, traffic };
+
+// The time span [from, to] of the summary's series across `area`: the three charts stacked with
+// their titles and scales, and a time ruler under the last.
+void draw_charts(QPainter& painter, const QRectF& area, const trace::Summary& summary, double from, double to);
+// Where draw_charts puts `chart`: 0 on the bottom edge, the chart's top value on the top edge.
+QRectF chart_rect(const QRectF& area, Chart chart);
+
+// The whole run on a white image, under a title line.
+QImage plot(const trace::Summary& summary, const QString& title, QSize size);
+QRectF plot_charts_area(QSize size);  // what plot() gives draw_charts
+
+}  // namespace dps::viewer
