@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
     auto graph = app.graph(dps::op<Cut>(master).window(64) >> dps::op<Integrate>(workers) >> dps::op<Gather>(master));
 
     auto timed = [&] {  // app.now(): the simulated clock in a simulation
+      auto phase = app.phase("run on " + std::to_string(app.nodes()) + " nodes");  // in the trace (--trace)
       const double t0 = app.now();
       const Area a = graph.call(Interval{0, intervals, intervals}).get();
       return std::pair{a, app.now() - t0};
