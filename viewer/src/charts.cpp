@@ -12,7 +12,7 @@ namespace dps::viewer {
 
 namespace {
 
-constexpr double kLeft = 70, kGap = 30, kRuler = 22;
+constexpr double kGap = 30, kRuler = 22;
 constexpr double kHeadroom = 4;  // between a chart's top value and its frame: a full line stays visible
 
 // A round step for about `count` ticks over `span`: 1, 2 or 5 times a power of ten.
@@ -118,7 +118,7 @@ void draw_charts(QPainter& p, const QRectF& area, const trace::Summary& s, doubl
 
 QRectF chart_rect(const QRectF& area, Chart chart) {
   const double height = (area.height() - kRuler - 3 * kGap) / 3, k = static_cast<int>(chart);
-  return {area.left() + kLeft, area.top() + kGap + k * (height + kGap), area.width() - kLeft - 12, height};
+  return {area.left() + kChartLeft, area.top() + kGap + k * (height + kGap), area.width() - kChartLeft - kChartRight, height};
 }
 
 QRectF plot_charts_area(QSize size) { return {0, 24, static_cast<double>(size.width()), size.height() - 24.0}; }

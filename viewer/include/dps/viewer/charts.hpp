@@ -20,6 +20,8 @@ namespace dps::viewer {
 QColor node_color(std::uint32_t node);  // one color per node, the same in every chart
 
 enum class Chart { efficiency, cpu, traffic };
+// Margins of the charts inside draw_charts' area: scales on the left, a little room on the right.
+inline constexpr double kChartLeft = 70, kChartRight = 12;
 
 // The time span [from, to] of the summary's series across `area`: the three charts stacked with
 // their titles and scales, and a time ruler under the last.

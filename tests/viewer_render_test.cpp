@@ -1,0 +1,92 @@
+// The viewer's headless rendering: the Gantt chart has drawn pixels in the rows of the threads
+// that ran, when they ran, and none where they idled; a migrated thread has a row on each node;
+// steps far narrower than a pixel still show.
+#include <dps/trace/reader.hpp>
+#include <dps/viewer/gantt.hpp>
+#include <dps/viewer/render.hpp>
+#include <gtest/gtest.h>
+
+#include <QGuiApplication>
+#include <QImage>
+
+namespace dps::viewer {
+namespace {
+
+void offscreen() {
+  static int argc = 1;
+  static char name[] = "viewer_render_test";
+  static char* argv[] = {name, nullptr};
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  static QGuiApplication app(argc, argv);  // text needs one
+}
+
+// Node 0: master (thread 1) busy [0, 1) and [9, 10); node 1: worker 2 busy [1, 4), then migrated
+// to node 2 where it runs [5, 8) as 3000 steps of 1 ms each (sub-pixel at this zoom).
+trace::Trace sample() {
+  trace::Trace t;
+  t.names = {"master", "workers", "split", "leaf", "merge"};
+  t.steps.push_back({0, 1, 0, 2, 1, 0, 1});
+  t.steps.push_back({1, 2, 1, 3, 1, 1, 4});
+  for (int i = 0; i < 3000; ++i) t.steps.push_back({2, 2, 1, 3, 1, 5 + i * 1e-3, 5 + (i + 0.9) * 1e-3});
+  t.steps.push_back({0, 1, 0, 4, 1, 9, 10});
+  t.changes.push_back({trace::Change::ThreadMigrated, 2, 1, 1, 2, 4.5});
+  return t;
+}
+
+// How many of row `row`'s pixels between times a and b are not white.
+int drawn(const QImage& image, const Gantt& gantt, std::size_t row, double a, double b) {
+  const QRectF r = gantt.row_rect(render_gantt_area(image.size()), row);
+  const auto x = [&](double t) { return static_cast<int>(r.left() + t / 10 * r.width()); };
+  int count = 0;
+  for (int px = x(a) + 2; px < x(b) - 2; ++px)
+    if (image.pixelColor(px, static_cast<int>(r.center().y())) != QColor(Qt::white)) ++count;
+  return count;
+}
+
+TEST(ViewerRender, RowsHaveDrawnPixelsWhereTheirThreadsRan) {
+  offscreen();
+  const trace::Trace t = sample();
+  const Gantt gantt(t);
+  ASSERT_EQ(gantt.rows().size(), 3u) << "master on node 0, the worker on node 1 and on node 2";
+  EXPECT_EQ(gantt.rows()[1].node, 1u);
+  EXPECT_EQ(gantt.rows()[2].node, 2u);
+  EXPECT_EQ(gantt.rows()[2].label, "workers #2");
+  const QImage image = render(t, "sample", QSize(1200, 800));
+  const auto width = [&](double a, double b) {
+    return static_cast<int>((b - a) / 10 * gantt.row_rect(render_gantt_area(image.size()), 0).width()) - 4;
+  };
+  EXPECT_GE(drawn(image, gantt, 0, 0, 1), width(0, 1) - 1) << "master's split";
+  EXPECT_EQ(drawn(image, gantt, 0, 1.2, 8.8), 0) << "master idle";
+  EXPECT_GE(drawn(image, gantt, 1, 1, 4), width(1, 4) - 1);
+  EXPECT_EQ(drawn(image, gantt, 1, 4.6, 10), 0) << "gone from node 1 (its migration mark is at 4.5)";
+  EXPECT_GE(drawn(image, gantt, 2, 5, 8), width(5, 8) - 1) << "3000 sub-pixel steps, one mark per pixel";
+  EXPECT_EQ(drawn(image, gantt, 2, 0, 4.4), 0);
+}
+
+TEST(ViewerRender, AStepIsFoundUnderThePointer) {
+  const trace::Trace t = sample();
+  const Gantt gantt(t);
+  const QRectF area(0, 0, 1150, 300);
+  const QRectF row1 = gantt.row_rect(area, 1);
+  const double x = row1.left() + 2.5 / 10 * row1.width();
+  EXPECT_EQ(gantt.step_at(area, 0, 10, QPointF(x, row1.center().y())), std::optional<std::size_t>(1));
+  const QRectF row0 = gantt.row_rect(area, 0);
+  EXPECT_EQ(gantt.step_at(area, 0, 10, QPointF(x, row0.center().y())), std::nullopt) << "master idles at 2.5 s";
+  EXPECT_EQ(gantt.step_at(area, 0, 10, QPointF(10, row0.center().y())), std::nullopt) << "on the labels";
+}
+
+TEST(ViewerRender, TheSampleTracesRender) {
+  offscreen();
+  for (const char* name : {"demo-real.dpstrace", "demo-sim.dpstrace"}) {
+    const trace::Trace t = trace::read(std::string(DPS_SOURCE_DIR) + "/traces/" + name);
+    const Gantt gantt(t);
+    ASSERT_GE(gantt.rows().size(), 5u) << name << ": a master and a worker per node";
+    const QImage image = render(t, name, QSize(1000, 700));
+    long ink = 0;
+    for (std::size_t row = 0; row < gantt.rows().size(); ++row) ink += drawn(image, gantt, row, 0, 10);
+    EXPECT_GT(ink, 100) << name;
+  }
+}
+
+}  // namespace
+}  // namespace dps::viewer

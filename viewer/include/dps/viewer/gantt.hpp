@@ -1,0 +1,53 @@
+// Gantt: the Gantt chart of a trace as seed 004 Fig. 14 draws it — one row per DPS thread, grouped
+// by node — at any zoom. Steps narrower than a pixel are merged into one mark per pixel column, so a
+// trace of 10^6 steps draws in time proportional to the pixels, not the steps; phases are shaded,
+// thread changes marked.
+//
+//   const dps::trace::Trace t = dps::trace::read("run.dpstrace");
+//   dps::viewer::Gantt gantt(t);
+//   gantt.draw(painter, QRectF(0, 0, 1200, 600), 0.0, 2.5);   // the first 2.5 s
+#pragma once
+
+#include <dps/trace/records.hpp>
+
+#include <QColor>
+#include <QPainter>
+#include <QRectF>
+#include <QString>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace dps::viewer {
+
+class Gantt {
+ public:
+  static constexpr double kLabels = 150;  // the width of the row labels on the left
+
+  struct Row {
+    std::uint32_t node = 0;
+    std::uint64_t thread = 0;
+    QString label;                      // "workers #5"
+    std::vector<std::uint32_t> steps;   // indices into the trace's steps, by start time
+  };
+
+  explicit Gantt(const trace::Trace& trace);  // keeps a reference: the trace outlives it
+
+  const std::vector<Row>& rows() const noexcept { return rows_; }
+  QColor color(trace::NameId operation) const;  // one per operation name
+
+  void draw(QPainter& painter, const QRectF& area, double from, double to) const;
+  QRectF row_rect(const QRectF& area, std::size_t row) const;  // where row `row`'s steps go
+  // The step under `point` (index into the trace's steps), if any: for hover and selection.
+  std::optional<std::size_t> step_at(const QRectF& area, double from, double to, QPointF point) const;
+
+ private:
+  double row_height(const QRectF& area) const;
+  void draw_row(QPainter& p, const Row& row, const QRectF& r, double from, double to) const;
+
+  const trace::Trace& trace_;
+  std::vector<Row> rows_;
+};
+
+}  // namespace dps::viewer

@@ -1,0 +1,20 @@
+// The whole view of a trace as an image, without a display: its Gantt chart over the charts of
+// dynamic efficiency, CPU use and traffic, on one time axis. What `dps-viewer --render` writes.
+//
+//   const auto t = dps::trace::read("run.dpstrace");
+//   dps::viewer::render(t, "run.dpstrace", QSize(1600, 1000)).save("run.png");
+#pragma once
+
+#include <dps/trace/records.hpp>
+
+#include <QImage>
+#include <QRectF>
+#include <QSize>
+#include <QString>
+
+namespace dps::viewer {
+
+QImage render(const trace::Trace& trace, const QString& title, QSize size);
+QRectF render_gantt_area(QSize size);  // where render() draws the Gantt chart
+
+}  // namespace dps::viewer

@@ -1,0 +1,159 @@
+// Gantt: rows from the trace's steps and thread changes; drawing with merged sub-pixel steps.
+#include "dps/viewer/gantt.hpp"
+
+#include <QFontMetricsF>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace dps::viewer {
+
+Gantt::Gantt(const trace::Trace& trace) : trace_(trace) {
+  std::map<std::pair<std::uint32_t, std::uint64_t>, Row> rows;
+  auto row = [&](std::uint32_t node, std::uint64_t thread, trace::NameId collection) -> Row& {
+    Row& r = rows[{node, thread}];
+    if (r.label.isEmpty()) {
+      r.node = node;
+      r.thread = thread;
+      r.label = QString::fromStdString(trace.names[collection]) + " #" + QString::number(thread);
+    }
+    return r;
+  };
+  for (std::size_t i = 0; i < trace.steps.size(); ++i) {
+    const trace::Step& s = trace.steps[i];
+    row(s.node, s.thread, s.collection).steps.push_back(static_cast<std::uint32_t>(i));
+  }
+  for (const trace::Lifecycle& c : trace.changes) {
+    if (c.thread == 0) continue;  // a node change
+    row(c.node, c.thread, c.collection);
+    if (c.kind == trace::Change::ThreadMigrated) row(c.to, c.thread, c.collection);
+  }
+  for (auto& [key, r] : rows) {
+    std::sort(r.steps.begin(), r.steps.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return trace.steps[a].start < trace.steps[b].start; });
+    rows_.push_back(std::move(r));
+  }
+}
+
+QColor Gantt::color(trace::NameId operation) const {
+  return QColor::fromHsvF(std::fmod(0.13 + 0.618033988749895 * operation, 1.0), 0.55, 0.88);
+}
+
+double Gantt::row_height(const QRectF& area) const {
+  return rows_.empty() ? area.height() : std::clamp(area.height() / static_cast<double>(rows_.size()), 1.0, 24.0);
+}
+
+QRectF Gantt::row_rect(const QRectF& area, std::size_t row) const {
+  const double h = row_height(area);
+  return {area.left() + kLabels, area.top() + h * static_cast<double>(row), area.width() - kLabels, h};
+}
+
+void Gantt::draw(QPainter& p, const QRectF& area, double from, double to) const {
+  if (!(to > from)) return;
+  p.save();
+  p.setClipRect(area);
+  const double scale = (area.width() - kLabels) / (to - from);
+  const auto x = [&](double t) { return area.left() + kLabels + (t - from) * scale; };
+  const double bottom = rows_.empty() ? area.top() : row_rect(area, rows_.size() - 1).bottom();
+
+  // Phases behind the rows, shaded in turn, named at the top.
+  std::map<trace::NameId, std::vector<double>> open;
+  int shade = 0;
+  for (const trace::Phase& ph : trace_.phases) {
+    if (ph.begin) {
+      open[ph.name].push_back(ph.time);
+      continue;
+    }
+    auto& starts = open[ph.name];
+    if (starts.empty()) continue;
+    const double begin = starts.back();
+    starts.pop_back();
+    const QRectF band(QPointF(std::max(x(begin), area.left() + kLabels), area.top()), QPointF(std::min(x(ph.time), area.right()), bottom));
+    if (band.width() <= 0) continue;
+    p.fillRect(band, (shade++ % 2) ? QColor(235, 240, 250) : QColor(245, 248, 253));
+    p.setPen(QColor(90, 100, 130));
+    p.drawText(band.adjusted(3, 1, 0, 0), Qt::AlignLeft | Qt::AlignTop, QString::fromStdString(trace_.names[ph.name]));
+  }
+
+  const QFontMetricsF metrics(p.font());
+  std::uint32_t node = UINT32_MAX;
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    const Row& row = rows_[i];
+    const QRectF r = row_rect(area, i);
+    if (row.node != node) {  // a new node: a rule above its rows, its name on the left
+      node = row.node;
+      p.setPen(QColor(150, 150, 150));
+      p.drawLine(QPointF(area.left(), r.top()), QPointF(area.right(), r.top()));
+      p.setPen(Qt::black);
+      p.drawText(QPointF(area.left() + 2, r.top() + metrics.ascent()), "node " + QString::number(node));
+    }
+    if (r.height() >= metrics.height() * 0.9) {
+      p.setPen(QColor(60, 60, 60));
+      p.drawText(QRectF(area.left() + 52, r.top(), kLabels - 56, r.height()), Qt::AlignVCenter | Qt::AlignLeft,
+                 metrics.elidedText(row.label, Qt::ElideRight, kLabels - 56));
+    }
+    draw_row(p, row, r, from, to);
+  }
+
+  // Thread changes: a mark on the thread's row (green added, red removed, orange migrated away).
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::size_t> index;
+  for (std::size_t i = 0; i < rows_.size(); ++i) index[{rows_[i].node, rows_[i].thread}] = i;
+  for (const trace::Lifecycle& c : trace_.changes) {
+    const auto it = index.find({c.node, c.thread});
+    if (c.thread == 0 || it == index.end() || c.time < from || c.time > to) continue;
+    const QRectF r = row_rect(area, it->second);
+    const QColor mark = c.kind == trace::Change::ThreadAdded     ? QColor(30, 150, 60)
+                        : c.kind == trace::Change::ThreadRemoved ? QColor(200, 40, 40)
+                                                                 : QColor(230, 130, 20);
+    const double h = std::max(3.0, r.height() * 0.8), cx = x(c.time);
+    const QPointF triangle[] = {{cx, r.center().y() - h / 2}, {cx + h / 2, r.center().y() + h / 2}, {cx - h / 2, r.center().y() + h / 2}};
+    p.setPen(Qt::NoPen);
+    p.setBrush(mark);
+    p.drawPolygon(triangle, 3);
+  }
+  p.restore();
+}
+
+void Gantt::draw_row(QPainter& p, const Row& row, const QRectF& r, double from, double to) const {
+  const auto& steps = trace_.steps;
+  const double scale = r.width() / (to - from);
+  const auto x = [&](double t) { return r.left() + (t - from) * scale; };
+  const double top = r.top() + (r.height() >= 4 ? 1 : 0), height = r.height() >= 4 ? r.height() - 2 : r.height();
+  // A thread's steps never overlap: sorted by start, they are sorted by end too.
+  auto i = std::lower_bound(row.steps.begin(), row.steps.end(), from,
+                            [&](std::uint32_t s, double t) { return steps[s].end < t; });
+  while (i != row.steps.end() && steps[*i].start <= to) {
+    const trace::Step& s = steps[*i];
+    const double x0 = std::max(x(s.start), r.left()), x1 = std::min(x(s.end), r.right());
+    if (x1 - x0 >= 1) {
+      p.fillRect(QRectF(x0, top, x1 - x0, height), color(s.operation));
+      ++i;
+      continue;
+    }
+    // Narrower than a pixel: every step starting in this pixel column becomes one mark.
+    const double column = std::floor(x0);
+    double busy = 0;
+    for (; i != row.steps.end() && std::floor(x(steps[*i].start)) <= column; ++i)
+      busy += std::min(x(steps[*i].end), column + 1) - std::max(x(steps[*i].start), column);
+    QColor c = color(s.operation);
+    c.setAlphaF(std::clamp(0.35 + busy, 0.35, 1.0));  // a busier pixel is denser
+    p.fillRect(QRectF(column, top, 1, height), c);
+  }
+}
+
+std::optional<std::size_t> Gantt::step_at(const QRectF& area, double from, double to, QPointF point) const {
+  if (rows_.empty() || point.x() < area.left() + kLabels || !(to > from)) return std::nullopt;
+  const auto row = static_cast<std::size_t>((point.y() - area.top()) / row_height(area));
+  if (point.y() < area.top() || row >= rows_.size()) return std::nullopt;
+  const double per_pixel = (to - from) / (area.width() - kLabels);
+  const double t = from + (point.x() - area.left() - kLabels) * per_pixel;
+  const auto& steps = trace_.steps;
+  const auto& list = rows_[row].steps;
+  auto i = std::lower_bound(list.begin(), list.end(), t - per_pixel,
+                            [&](std::uint32_t s, double v) { return steps[s].end < v; });
+  if (i == list.end() || steps[*i].start > t + per_pixel) return std::nullopt;
+  return *i;
+}
+
+}  // namespace dps::viewer

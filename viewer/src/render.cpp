@@ -1,0 +1,38 @@
+// render(): the Gantt chart on top, the charts below, the run's figures in the title.
+#include "dps/viewer/render.hpp"
+
+#include "dps/viewer/charts.hpp"
+#include "dps/viewer/gantt.hpp"
+
+#include <dps/trace/statistics.hpp>
+
+#include <QPainter>
+
+namespace dps::viewer {
+
+namespace {
+constexpr double kTitle = 24, kGanttShare = 0.6;
+}
+
+QRectF render_gantt_area(QSize size) {
+  return {8, kTitle + 4, size.width() - 16.0, (size.height() - kTitle) * kGanttShare - 8};
+}
+
+QImage render(const trace::Trace& t, const QString& title, QSize size) {
+  const trace::Summary s = trace::summarize(t, 400);
+  QImage image(size, QImage::Format_RGB32);
+  image.fill(Qt::white);
+  QPainter p(&image);
+  p.setPen(Qt::black);
+  p.drawText(QPointF(10, 18), title + QString::asprintf("   %.6g s, %zu events, dynamic efficiency %.3f", s.duration,
+                                                         t.events(), s.efficiency));
+  const double to = s.duration > 0 ? s.end : s.start + 1;
+  Gantt(t).draw(p, render_gantt_area(size), s.start, to);
+  const QRectF gantt = render_gantt_area(size);
+  // The charts' time axis under the Gantt chart's.
+  const double left = gantt.left() + Gantt::kLabels - kChartLeft, right = gantt.right() + kChartRight;
+  draw_charts(p, QRectF(left, gantt.bottom() + 4, right - left, size.height() - gantt.bottom() - 4), s, s.start, to);
+  return image;
+}
+
+}  // namespace dps::viewer
