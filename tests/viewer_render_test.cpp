@@ -1,13 +1,19 @@
-// The viewer's headless rendering: the Gantt chart has drawn pixels in the rows of the threads
-// that ran, when they ran, and none where they idled; a migrated thread has a row on each node;
-// steps far narrower than a pixel still show.
+// The viewer's drawing, offscreen: the Gantt chart has drawn pixels in the rows of the threads that
+// ran, when they ran, and none where they idled; a migrated thread has a row on each node; steps far
+// narrower than a pixel still show. The interactive view zooms around the pointer, pans by dragging,
+// and two views keep one time axis.
 #include <dps/trace/reader.hpp>
 #include <dps/viewer/gantt.hpp>
+#include <dps/viewer/headless.hpp>
 #include <dps/viewer/render.hpp>
 #include <gtest/gtest.h>
 
-#include <QGuiApplication>
+#include <dps/viewer/trace_view.hpp>
+
+#include <QApplication>
 #include <QImage>
+#include <QMouseEvent>
+#include <QWheelEvent>
 
 namespace dps::viewer {
 namespace {
@@ -16,8 +22,8 @@ void offscreen() {
   static int argc = 1;
   static char name[] = "viewer_render_test";
   static char* argv[] = {name, nullptr};
-  qputenv("QT_QPA_PLATFORM", "offscreen");
-  static QGuiApplication app(argc, argv);  // text needs one
+  headless();
+  static QApplication app(argc, argv);  // text and widgets need one
 }
 
 // Node 0: master (thread 1) busy [0, 1) and [9, 10); node 1: worker 2 busy [1, 4), then migrated
@@ -86,6 +92,36 @@ TEST(ViewerRender, TheSampleTracesRender) {
     for (std::size_t row = 0; row < gantt.rows().size(); ++row) ink += drawn(image, gantt, row, 0, 10);
     EXPECT_GT(ink, 100) << name;
   }
+}
+
+TEST(ViewerRender, TheViewZoomsAroundThePointerAndPansByDragging) {
+  offscreen();
+  TraceView view(sample(), "sample");
+  view.resize(1150 + 12, 500);
+  EXPECT_DOUBLE_EQ(view.from(), 0);
+  EXPECT_DOUBLE_EQ(view.to(), 10);
+  // The pointer over t = 2.5 s: after one notch in, 2.5 s stays under it and the span is 0.85 as wide.
+  const double left = 6 + Gantt::kLabels, width = view.width() - 12 - Gantt::kLabels;
+  const QPointF at(left + 0.25 * width, 100);
+  QWheelEvent wheel(at, view.mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(&view, &wheel);
+  EXPECT_NEAR(view.to() - view.from(), 8.5, 1e-9);
+  EXPECT_NEAR(view.from() + 0.25 * (view.to() - view.from()), 2.5, 1e-9);
+  // Dragging 10 % of the width to the right shows 10 % of the span earlier.
+  const double from = view.from(), span = view.to() - view.from();
+  QMouseEvent press(QEvent::MouseButtonPress, at, view.mapToGlobal(at), Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(&view, &press);
+  const QPointF there = at + QPointF(0.1 * width, 0);
+  QMouseEvent move(QEvent::MouseMove, there, view.mapToGlobal(there), Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(&view, &move);
+  EXPECT_NEAR(view.from(), from - 0.1 * span, 1e-9);
+  TraceView other(sample(), "other");
+  view.follow(other);
+  view.fit();
+  EXPECT_DOUBLE_EQ(other.from(), 0);
+  EXPECT_DOUBLE_EQ(other.to(), 10);
+  const QImage shot = view.grab().toImage();
+  EXPECT_NE(shot.pixelColor(static_cast<int>(left + 0.05 * width), 20 + 2 + 12), QColor(Qt::white)) << "master's split";
 }
 
 }  // namespace

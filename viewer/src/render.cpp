@@ -19,6 +19,11 @@ QRectF render_gantt_area(QSize size) {
 }
 
 QImage render(const trace::Trace& t, const QString& title, QSize size) {
+  const trace::Summary s = trace::summarize(t, 1);
+  return render(t, title, size, s.start, s.duration > 0 ? s.end : s.start + 1);
+}
+
+QImage render(const trace::Trace& t, const QString& title, QSize size, double from, double to) {
   const trace::Summary s = trace::summarize(t, 400);
   QImage image(size, QImage::Format_RGB32);
   image.fill(Qt::white);
@@ -26,12 +31,11 @@ QImage render(const trace::Trace& t, const QString& title, QSize size) {
   p.setPen(Qt::black);
   p.drawText(QPointF(10, 18), title + QString::asprintf("   %.6g s, %zu events, dynamic efficiency %.3f", s.duration,
                                                          t.events(), s.efficiency));
-  const double to = s.duration > 0 ? s.end : s.start + 1;
-  Gantt(t).draw(p, render_gantt_area(size), s.start, to);
+  Gantt(t).draw(p, render_gantt_area(size), from, to);
   const QRectF gantt = render_gantt_area(size);
   // The charts' time axis under the Gantt chart's.
   const double left = gantt.left() + Gantt::kLabels - kChartLeft, right = gantt.right() + kChartRight;
-  draw_charts(p, QRectF(left, gantt.bottom() + 4, right - left, size.height() - gantt.bottom() - 4), s, s.start, to);
+  draw_charts(p, QRectF(left, gantt.bottom() + 4, right - left, size.height() - gantt.bottom() - 4), s, from, to);
   return image;
 }
 

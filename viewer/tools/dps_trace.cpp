@@ -8,6 +8,7 @@
 #include <dps/trace/reader.hpp>
 #include <dps/trace/statistics.hpp>
 #include <dps/viewer/charts.hpp>
+#include <dps/viewer/headless.hpp>
 
 #include <QGuiApplication>
 
@@ -131,7 +132,7 @@ void export_to(const dps::trace::Trace& t, const Options& o, Export format) {
 }
 
 void plot(const dps::trace::Trace& t, const Options& o, int argc, char** argv) {
-  if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");  // no display needed
+  dps::viewer::headless();
   QGuiApplication fonts(argc, argv);  // text needs one
   const QImage image = dps::viewer::plot(dps::trace::summarize(t, o.bins), QString::fromStdString(o.file),
                                          QSize(o.width, o.height));

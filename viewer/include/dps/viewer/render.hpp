@@ -14,7 +14,8 @@
 
 namespace dps::viewer {
 
-QImage render(const trace::Trace& trace, const QString& title, QSize size);
+QImage render(const trace::Trace& trace, const QString& title, QSize size);  // the whole run
+QImage render(const trace::Trace& trace, const QString& title, QSize size, double from, double to);
 QRectF render_gantt_area(QSize size);  // where render() draws the Gantt chart
 
 }  // namespace dps::viewer

@@ -1,0 +1,197 @@
+// dps-viewer: traces on screen, one or two (real against simulated) on a shared time axis.
+//
+//   dps-viewer run.dpstrace                      # a window
+//   dps-viewer real.dpstrace sim.dpstrace        # side by side: totals and the difference
+//   dps-viewer run.dpstrace --render run.png     # no window: the view as a PNG (for docs and tests)
+#include <dps/trace/reader.hpp>
+#include <dps/trace/statistics.hpp>
+#include <dps/viewer/headless.hpp>
+#include <dps/viewer/render.hpp>
+#include <dps/viewer/trace_view.hpp>
+
+#include <QAction>
+#include <QApplication>
+#include <QFileDialog>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMainWindow>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPainter>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+using dps::viewer::TraceView;
+
+constexpr const char* kUsage =
+    "usage: dps-viewer [FILE [FILE2]] [--render OUT.png [--size WxH]]\n"
+    "Shows DPS traces (docs/trace-format.md): a Gantt chart of every thread by node, and dynamic\n"
+    "efficiency, CPU use and traffic over time. Two files are shown one above the other on the same\n"
+    "time axis, with their totals and the difference. Wheel: zoom; drag: pan; double click: fit;\n"
+    "hover: a step's details; click: select it and outline its call.\n"
+    "  --render OUT.png    draw without a window into a PNG and exit\n"
+    "  --size WxH          the rendered image's size (default 1600x1000)\n"
+    "  --help              this text\n";
+
+struct Options {
+  std::vector<std::string> files;
+  std::string render;
+  int width = 1600, height = 1000;
+};
+
+Options parse(const QStringList& args) {
+  Options o;
+  for (int i = 1; i < args.size(); ++i) {
+    const std::string arg = args[i].toStdString();
+    if (arg == "--render" || arg == "--size") {
+      if (i + 1 >= args.size()) throw std::invalid_argument(arg + " expects a value");
+      const std::string value = args[++i].toStdString();
+      if (arg == "--render") {
+        o.render = value;
+        continue;
+      }
+      const auto x = value.find('x');
+      auto number = [](std::string_view s, int& v) {
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        return ec == std::errc() && end == s.data() + s.size() && v >= 100 && v <= 20000;
+      };
+      if (x == std::string::npos || !number(std::string_view(value).substr(0, x), o.width) ||
+          !number(std::string_view(value).substr(x + 1), o.height))
+        throw std::invalid_argument("--size expects WIDTHxHEIGHT from 100x100 to 20000x20000, got '" + value + "'");
+    } else if (arg.starts_with("--")) {
+      throw std::invalid_argument("unknown option '" + arg + "' (see --help)");
+    } else {
+      o.files.push_back(arg);
+    }
+  }
+  if (o.files.size() > 2) throw std::invalid_argument("at most two traces, to compare");
+  if (!o.render.empty() && o.files.empty()) throw std::invalid_argument("--render needs a trace file");
+  return o;
+}
+
+// "real 1.23 s, simulated 1.19 s: -0.04 s (-3.3 %)"
+QString comparison(const TraceView& a, const TraceView& b) {
+  const double ta = a.summary().duration, tb = b.summary().duration;
+  return QString::asprintf("%.6g s against %.6g s: difference %+.6g s (%+.1f %%); efficiency %.3f against %.3f", ta, tb,
+                           tb - ta, ta > 0 ? 100 * (tb - ta) / ta : 0.0, a.summary().efficiency, b.summary().efficiency);
+}
+
+class Window : public QMainWindow {
+ public:
+  Window() {
+    setWindowTitle("DPS trace viewer");
+    resize(1400, 900);
+    QMenu* file = menuBar()->addMenu("&File");
+    file->addAction("&Open…", QKeySequence::Open, [this] { pick(false); });
+    file->addAction("Open a second trace to &compare…", [this] { pick(true); });
+    file->addAction("&Quit", QKeySequence::Quit, [this] { close(); });
+    QMenu* view = menuBar()->addMenu("&View");
+    view->addAction("&Fit the run", QKeySequence(Qt::Key_F), [this] {
+      if (!views_.empty()) views_[0]->fit();
+    });
+    QAction* transfers = view->addAction("Show &transfers", QKeySequence(Qt::Key_T), [this](bool on) {
+      for (TraceView* v : views_) v->show_transfers(on);
+    });
+    transfers->setCheckable(true);
+    show_views();
+  }
+
+  // Opens `path` (as the second trace when `second`); a bad file is a dialog, and nothing changes.
+  void open(const QString& path, bool second) {
+    try {
+      auto* view = new TraceView(dps::trace::read(path.toStdString()), path);
+      if (!second) {
+        for (TraceView* v : views_) v->deleteLater();
+        views_.clear();
+      } else if (views_.size() == 2) {
+        views_[1]->deleteLater();
+        views_.pop_back();
+      }
+      views_.push_back(view);
+      show_views();
+    } catch (const std::exception& e) {
+      QMessageBox::critical(this, "Cannot open the trace", QString::fromUtf8(e.what()));
+    }
+  }
+
+ private:
+  void pick(bool second) {
+    const QString path = QFileDialog::getOpenFileName(this, second ? "Trace to compare" : "Open a trace", QString(),
+                                                      "DPS traces (*.dpstrace);;All files (*)");
+    if (!path.isEmpty()) open(path, second);
+  }
+
+  void show_views() {
+    auto* central = new QWidget;
+    auto* layout = new QVBoxLayout(central);
+    if (views_.empty()) layout->addWidget(new QLabel("File > Open a trace (written by --trace)"), 0, Qt::AlignCenter);
+    if (views_.size() == 2) {
+      views_[0]->follow(*views_[1]);
+      views_[1]->set_window(views_[0]->from(), views_[0]->to());
+      layout->addWidget(new QLabel(comparison(*views_[0], *views_[1])));
+    }
+    auto* splitter = new QSplitter(Qt::Vertical);
+    for (TraceView* v : views_) splitter->addWidget(v);
+    if (!views_.empty()) layout->addWidget(splitter, 1);
+    setCentralWidget(central);  // the previous one and its layout go; the views move to the new one
+  }
+
+  std::vector<TraceView*> views_;
+};
+
+// The view(s) as one image: each trace in its share of the height, on one time axis.
+int render(const Options& o) {
+  std::vector<dps::trace::Trace> traces;
+  double from = 1e300, to = -1e300;
+  for (const std::string& f : o.files) {
+    traces.push_back(dps::trace::read(f));
+    const dps::trace::Summary s = dps::trace::summarize(traces.back(), 1);
+    from = std::min(from, s.start);
+    to = std::max(to, s.duration > 0 ? s.end : s.start + 1);
+  }
+  QImage image(o.width, o.height, QImage::Format_RGB32);
+  image.fill(Qt::white);
+  QPainter p(&image);
+  const int share = o.height / static_cast<int>(traces.size());
+  for (std::size_t i = 0; i < traces.size(); ++i)
+    p.drawImage(0, static_cast<int>(i) * share,
+                dps::viewer::render(traces[i], QString::fromStdString(o.files[i]), QSize(o.width, share), from, to));
+  p.end();
+  if (!image.save(QString::fromStdString(o.render), "PNG")) throw std::runtime_error("cannot write '" + o.render + "'");
+  std::printf("{\"out\": \"%s\", \"traces\": %zu, \"width\": %d, \"height\": %d}\n", o.render.c_str(), traces.size(),
+              o.width, o.height);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return std::fputs(kUsage, stdout), 0;
+  const bool headless = [&] {
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == "--render") return true;
+    return false;
+  }();
+  if (headless) dps::viewer::headless();
+  QApplication app(argc, argv);
+  try {
+    const Options o = parse(app.arguments());
+    if (!o.render.empty()) return render(o);
+    Window window;
+    for (std::size_t i = 0; i < o.files.size(); ++i) window.open(QString::fromStdString(o.files[i]), i == 1);
+    window.show();
+    return app.exec();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dps-viewer: %s\n", e.what());
+    return 2;
+  }
+}
