@@ -23,7 +23,8 @@ void offscreen() {
   static char name[] = "viewer_render_test";
   static char* argv[] = {name, nullptr};
   headless();
-  static QApplication app(argc, argv);  // text and widgets need one
+  // Text and widgets need one. Never destroyed: at exit, Qt's own statics may be gone before it.
+  [[maybe_unused]] static auto* app = new QApplication(argc, argv);
 }
 
 // Node 0: master (thread 1) busy [0, 1) and [9, 10); node 1: worker 2 busy [1, 4), then migrated
