@@ -2,6 +2,7 @@
 #include "dps/viewer/gantt.hpp"
 
 #include <QFontMetricsF>
+#include <QImage>
 
 #include <algorithm>
 #include <cmath>
@@ -32,6 +33,14 @@ Gantt::Gantt(const trace::Trace& trace) : trace_(trace) {
   for (auto& [key, r] : rows) {
     std::sort(r.steps.begin(), r.steps.end(),
               [&](std::uint32_t a, std::uint32_t b) { return trace.steps[a].start < trace.steps[b].start; });
+    r.busy.reserve(r.steps.size() + 1);
+    r.busy.push_back(0);
+    for (std::uint32_t s : r.steps) {
+      r.starts.push_back(trace.steps[s].start);
+      r.operations.push_back(trace.steps[s].operation);
+      r.ends.push_back(trace.steps[s].end);
+      r.busy.push_back(r.busy.back() + (r.ends.back() - r.starts.back()));
+    }
     rows_.push_back(std::move(r));
   }
 }
@@ -116,30 +125,46 @@ void Gantt::draw(QPainter& p, const QRectF& area, double from, double to) const 
 }
 
 void Gantt::draw_row(QPainter& p, const Row& row, const QRectF& r, double from, double to) const {
-  const auto& steps = trace_.steps;
   const double scale = r.width() / (to - from);
-  const auto x = [&](double t) { return r.left() + (t - from) * scale; };
-  const double top = r.top() + (r.height() >= 4 ? 1 : 0), height = r.height() >= 4 ? r.height() - 2 : r.height();
+  const auto x = [&](double t) { return (t - from) * scale; };  // from the row's left edge
+  // The row is painted as one line of pixels, then stretched to its height: one painter call per
+  // row, whatever the zoom.
+  const int width = static_cast<int>(std::ceil(r.width()));
+  if (width <= 0) return;
+  QImage line(width, 1, QImage::Format_ARGB32);
+  line.fill(Qt::transparent);
+  auto* pixels = reinterpret_cast<QRgb*>(line.scanLine(0));
+  const auto paint = [&](double x0, double x1, QRgb rgba) {
+    const int a = std::clamp(static_cast<int>(std::floor(x0)), 0, width - 1);
+    const int b = std::clamp(static_cast<int>(std::ceil(x1)), a + 1, width);
+    std::fill(pixels + a, pixels + b, rgba);
+  };
   // A thread's steps never overlap: sorted by start, they are sorted by end too.
-  auto i = std::lower_bound(row.steps.begin(), row.steps.end(), from,
-                            [&](std::uint32_t s, double t) { return steps[s].end < t; });
-  while (i != row.steps.end() && steps[*i].start <= to) {
-    const trace::Step& s = steps[*i];
-    const double x0 = std::max(x(s.start), r.left()), x1 = std::min(x(s.end), r.right());
+  const std::size_t n = row.starts.size();
+  std::size_t i = std::lower_bound(row.ends.begin(), row.ends.end(), from) - row.ends.begin();
+  while (i < n && row.starts[i] <= to) {
+    const double x0 = x(row.starts[i]), x1 = x(row.ends[i]);
+    const QColor c = color(row.operations[i]);
     if (x1 - x0 >= 1) {
-      p.fillRect(QRectF(x0, top, x1 - x0, height), color(s.operation));
+      paint(x0, x1, c.rgba());
       ++i;
       continue;
     }
-    // Narrower than a pixel: every step starting in this pixel column becomes one mark.
-    const double column = std::floor(x0);
-    double busy = 0;
-    for (; i != row.steps.end() && std::floor(x(steps[*i].start)) <= column; ++i)
-      busy += std::min(x(steps[*i].end), column + 1) - std::max(x(steps[*i].start), column);
-    QColor c = color(s.operation);
-    c.setAlphaF(std::clamp(0.35 + busy, 0.35, 1.0));  // a busier pixel is denser
-    p.fillRect(QRectF(column, top, 1, height), c);
+    // Narrower than a pixel: every step starting in this pixel column becomes one mark, colored as
+    // its first, denser the busier the column (at least step i: rounding may put its start on the
+    // next column's edge).
+    const double column = std::floor(x0), next = from + (column + 1) / scale;
+    const std::size_t j =
+        std::max(i + 1, static_cast<std::size_t>(std::lower_bound(row.starts.begin() + i, row.starts.end(), next) -
+                                                 row.starts.begin()));
+    const double busy = (row.busy[j] - row.busy[i]) * scale;
+    i = j;
+    QColor mark = c;
+    mark.setAlphaF(std::clamp(0.35 + busy, 0.35, 1.0));
+    paint(column, column + 1, mark.rgba());
   }
+  const double top = r.top() + (r.height() >= 4 ? 1 : 0), height = r.height() >= 4 ? r.height() - 2 : r.height();
+  p.drawImage(QRectF(r.left(), top, width, height), line);
 }
 
 std::optional<std::size_t> Gantt::step_at(const QRectF& area, double from, double to, QPointF point) const {

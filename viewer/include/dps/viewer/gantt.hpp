@@ -1,7 +1,7 @@
 // Gantt: the Gantt chart of a trace as seed 004 Fig. 14 draws it — one row per DPS thread, grouped
-// by node — at any zoom. Steps narrower than a pixel are merged into one mark per pixel column, so a
-// trace of 10^6 steps draws in time proportional to the pixels, not the steps; phases are shaded,
-// thread changes marked.
+// by node — at any zoom. Steps narrower than a pixel are merged into one mark per pixel column, found
+// by binary search, so a row draws in time proportional to its pixels, not its steps (10^6 steps in
+// milliseconds); phases are shaded, thread changes marked.
 //
 //   const dps::trace::Trace t = dps::trace::read("run.dpstrace");
 //   dps::viewer::Gantt gantt(t);
@@ -30,6 +30,11 @@ class Gantt {
     std::uint64_t thread = 0;
     QString label;                      // "workers #5"
     std::vector<std::uint32_t> steps;   // indices into the trace's steps, by start time
+    // Of steps[i], side by side: read at every pixel column, where the trace's steps, scattered
+    // among other threads', would cost a cache miss each.
+    std::vector<double> starts, ends;
+    std::vector<trace::NameId> operations;
+    std::vector<double> busy;           // busy[i]: the seconds of steps[0, i), for merging
   };
 
   explicit Gantt(const trace::Trace& trace);  // keeps a reference: the trace outlives it
