@@ -15,17 +15,28 @@
 #include <QMouseEvent>
 #include <QWheelEvent>
 
+#include <memory>
+
 namespace dps::viewer {
 namespace {
 
-void offscreen() {
-  static int argc = 1;
-  static char name[] = "viewer_render_test";
-  static char* argv[] = {name, nullptr};
-  headless();
-  // Text and widgets need one. Never destroyed: at exit, Qt's own statics may be gone before it.
-  [[maybe_unused]] static auto* app = new QApplication(argc, argv);
-}
+// Text and widgets need a QApplication: one for the whole run, made before the first test and
+// destroyed after the last (a static one would outlive Qt's own statics at exit).
+class QtApplication : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    headless();
+    app_ = std::make_unique<QApplication>(argc_, argv_);
+  }
+  void TearDown() override { app_.reset(); }
+
+ private:
+  int argc_ = 1;
+  char name_[20] = "viewer_render_test";
+  char* argv_[2] = {name_, nullptr};
+  std::unique_ptr<QApplication> app_;
+};
+[[maybe_unused]] const auto* const qt_application = ::testing::AddGlobalTestEnvironment(new QtApplication);
 
 // Node 0: master (thread 1) busy [0, 1) and [9, 10); node 1: worker 2 busy [1, 4), then migrated
 // to node 2 where it runs [5, 8) as 3000 steps of 1 ms each (sub-pixel at this zoom).
@@ -51,7 +62,6 @@ int drawn(const QImage& image, const Gantt& gantt, std::size_t row, double a, do
 }
 
 TEST(ViewerRender, RowsHaveDrawnPixelsWhereTheirThreadsRan) {
-  offscreen();
   const trace::Trace t = sample();
   const Gantt gantt(t);
   ASSERT_EQ(gantt.rows().size(), 3u) << "master on node 0, the worker on node 1 and on node 2";
@@ -83,7 +93,6 @@ TEST(ViewerRender, AStepIsFoundUnderThePointer) {
 }
 
 TEST(ViewerRender, TheSampleTracesRender) {
-  offscreen();
   for (const char* name : {"demo-real.dpstrace", "demo-sim.dpstrace"}) {
     const trace::Trace t = trace::read(std::string(DPS_SOURCE_DIR) + "/traces/" + name);
     const Gantt gantt(t);
@@ -96,7 +105,6 @@ TEST(ViewerRender, TheSampleTracesRender) {
 }
 
 TEST(ViewerRender, TheViewZoomsAroundThePointerAndPansByDragging) {
-  offscreen();
   TraceView view(sample(), "sample");
   view.resize(1150 + 12, 500);
   EXPECT_DOUBLE_EQ(view.from(), 0);
