@@ -10,8 +10,9 @@ namespace dps {
 
 Runtime::Runtime(Backend& backend)
     : backend_(backend), steps_yield_(backend.steps_yield()), frame_base_(FrameId{backend.local_node()} << 44) {
-  backend_.attach(*this);
+  // The sink first: once attached, a backend's network thread may already be told to trace.
   tracer_.store(backend_.trace_through(nullptr), std::memory_order_release);
+  backend_.attach(*this);
 }
 
 Runtime::~Runtime() {
