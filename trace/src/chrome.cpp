@@ -75,22 +75,13 @@ void write_chrome(const Trace& t, std::ostream& out, std::size_t bins) {
     event("\"ph\": \"i\", \"s\": \"" + std::string(of_thread ? "t" : "p") + "\", " +
           track(c.node, of_thread ? c.thread : 0) + ", \"name\": " + json::quoted(name) + ", \"ts\": " + us(c.time));
   }
-  // Phases as async slices on node 0: a begin pairs with the next end of its name.
-  std::map<NameId, std::vector<std::size_t>> open;
-  std::size_t phases = 0;
-  for (const Phase& p : t.phases) {
-    std::size_t id;
-    if (p.begin) {
-      id = ++phases;
-      open[p.name].push_back(id);
-    } else if (auto& stack = open[p.name]; !stack.empty()) {
-      id = stack.back();
-      stack.pop_back();
-    } else {
-      continue;  // an end without its begin: tracing began inside the phase
-    }
-    event(std::string("\"ph\": \"") + (p.begin ? "b" : "e") + "\", " + track(0, 0) + ", \"cat\": \"phase\", \"id\": " +
-          std::to_string(id) + ", \"name\": " + json::quoted(t.names[p.name]) + ", \"ts\": " + us(p.time));
+  // Phases as async slices on node 0.
+  for (std::size_t i = 0; i < summary.phases.size(); ++i) {
+    const PhaseSummary& p = summary.phases[i];
+    const std::string fields = track(0, 0) + ", \"cat\": \"phase\", \"id\": " + std::to_string(i + 1) +
+                               ", \"name\": " + json::quoted(p.name) + ", \"ts\": ";
+    event("\"ph\": \"b\", " + fields + us(p.begin));
+    event("\"ph\": \"e\", " + fields + us(p.end));
   }
   for (std::size_t b = 0; b < summary.efficiency_over_time.size(); ++b) {
     const std::string ts = us(summary.start + summary.bin * static_cast<double>(b));

@@ -79,6 +79,21 @@ unsigned widest(std::vector<std::pair<double, int>>& edges) {
 
 }  // namespace
 
+std::vector<PhaseSpan> phase_spans(const Trace& t, double run_end) {
+  std::vector<PhaseSpan> spans;
+  std::map<NameId, std::vector<std::size_t>> open;  // name -> its unended spans
+  for (const Phase& p : t.phases) {
+    if (p.begin) {
+      open[p.name].push_back(spans.size());
+      spans.push_back({p.name, p.time, run_end});
+    } else if (auto& stack = open[p.name]; !stack.empty()) {
+      spans[stack.back()].end = p.time;
+      stack.pop_back();
+    }
+  }
+  return spans;
+}
+
 Summary summarize(const Trace& t, std::size_t bins) {
   if (bins == 0) throw std::invalid_argument("a summary needs at least one bin");
   Summary s;
@@ -150,17 +165,7 @@ Summary summarize(const Trace& t, std::size_t bins) {
   s.efficiency_over_time.resize(bins);
   for (std::size_t b = 0; b < bins; ++b) s.efficiency_over_time[b] = allocated[b] > 0 ? useful[b] / allocated[b] : 0.0;
 
-  // Phases: a begin pairs with the next end of the same name; one never ended ends with the run.
-  std::map<NameId, std::vector<std::size_t>> open;
-  for (const Phase& p : t.phases) {
-    if (p.begin) {
-      open[p.name].push_back(s.phases.size());
-      s.phases.push_back({t.names[p.name], p.time, last});
-    } else if (auto& stack = open[p.name]; !stack.empty()) {
-      s.phases[stack.back()].end = p.time;
-      stack.pop_back();
-    }
-  }
+  for (const PhaseSpan& span : phase_spans(t, last)) s.phases.push_back({t.names[span.name], span.begin, span.end});
   for (PhaseSummary& p : s.phases) {
     for (const Step& x : t.steps) p.useful += overlap(x.start, x.end, p.begin, p.end);
     for (const NodeSummary& n : s.nodes)

@@ -1,6 +1,8 @@
 // Gantt: rows from the trace's steps and thread changes; drawing with merged sub-pixel steps.
 #include "dps/viewer/gantt.hpp"
 
+#include <dps/trace/statistics.hpp>
+
 #include <QFontMetricsF>
 #include <QImage>
 
@@ -67,22 +69,14 @@ void Gantt::draw(QPainter& p, const QRectF& area, double from, double to) const 
   const double bottom = rows_.empty() ? area.top() : row_rect(area, rows_.size() - 1).bottom();
 
   // Phases behind the rows, shaded in turn, named at the top.
-  std::map<trace::NameId, std::vector<double>> open;
   int shade = 0;
-  for (const trace::Phase& ph : trace_.phases) {
-    if (ph.begin) {
-      open[ph.name].push_back(ph.time);
-      continue;
-    }
-    auto& starts = open[ph.name];
-    if (starts.empty()) continue;
-    const double begin = starts.back();
-    starts.pop_back();
-    const QRectF band(QPointF(std::max(x(begin), area.left() + kLabels), area.top()), QPointF(std::min(x(ph.time), area.right()), bottom));
+  for (const trace::PhaseSpan& span : trace::phase_spans(trace_, to)) {
+    const QRectF band(QPointF(std::max(x(span.begin), area.left() + kLabels), area.top()),
+                      QPointF(std::min(x(span.end), area.right()), bottom));
     if (band.width() <= 0) continue;
     p.fillRect(band, (shade++ % 2) ? QColor(235, 240, 250) : QColor(245, 248, 253));
     p.setPen(QColor(90, 100, 130));
-    p.drawText(band.adjusted(3, 1, 0, 0), Qt::AlignLeft | Qt::AlignTop, QString::fromStdString(trace_.names[ph.name]));
+    p.drawText(band.adjusted(3, 1, 0, 0), Qt::AlignLeft | Qt::AlignTop, QString::fromStdString(trace_.names[span.name]));
   }
 
   const QFontMetricsF metrics(p.font());

@@ -46,6 +46,15 @@ struct Summary {
   std::vector<PhaseSummary> phases;                  // in the order they began
 };
 
+// A user phase from its begin to the next end of the same name (repeated or nested phases pair as a
+// stack). One never ended ends at `run_end`; an end without its begin (tracing began inside the
+// phase) is skipped. In the order the phases began.
+struct PhaseSpan {
+  NameId name = 0;
+  double begin = 0, end = 0;
+};
+std::vector<PhaseSpan> phase_spans(const Trace& trace, double run_end);
+
 // `bins` > 0: the length of every series.
 Summary summarize(const Trace& trace, std::size_t bins = 200);
 
