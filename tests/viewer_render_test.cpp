@@ -53,7 +53,7 @@ trace::Trace sample() {
 
 // How many of row `row`'s pixels between times a and b are not white.
 int drawn(const QImage& image, const Gantt& gantt, std::size_t row, double a, double b) {
-  const QRectF r = gantt.row_rect(render_gantt_area(image.size()), row);
+  const QRectF r = gantt.row_rect(render_gantt_area(gantt, image.size()), row);
   const auto x = [&](double t) { return static_cast<int>(r.left() + t / 10 * r.width()); };
   int count = 0;
   for (int px = x(a) + 2; px < x(b) - 2; ++px)
@@ -70,7 +70,7 @@ TEST(ViewerRender, RowsHaveDrawnPixelsWhereTheirThreadsRan) {
   EXPECT_EQ(gantt.rows()[2].label, "workers #2");
   const QImage image = render(t, "sample", QSize(1200, 800));
   const auto width = [&](double a, double b) {
-    return static_cast<int>((b - a) / 10 * gantt.row_rect(render_gantt_area(image.size()), 0).width()) - 4;
+    return static_cast<int>((b - a) / 10 * gantt.row_rect(render_gantt_area(gantt, image.size()), 0).width()) - 4;
   };
   EXPECT_GE(drawn(image, gantt, 0, 0, 1), width(0, 1) - 1) << "master's split";
   EXPECT_EQ(drawn(image, gantt, 0, 1.2, 8.8), 0) << "master idle";
@@ -78,6 +78,8 @@ TEST(ViewerRender, RowsHaveDrawnPixelsWhereTheirThreadsRan) {
   EXPECT_EQ(drawn(image, gantt, 1, 4.6, 10), 0) << "gone from node 1 (its migration mark is at 4.5)";
   EXPECT_GE(drawn(image, gantt, 2, 5, 8), width(5, 8) - 1) << "3000 sub-pixel steps, one mark per pixel";
   EXPECT_EQ(drawn(image, gantt, 2, 0, 4.4), 0);
+  EXPECT_DOUBLE_EQ(render_gantt_area(gantt, image.size()).height(), 3 * Gantt::kMaxRow + 1)
+      << "three rows take their tallest height and leave the rest to the charts";
 }
 
 TEST(ViewerRender, AStepIsFoundUnderThePointer) {

@@ -45,14 +45,39 @@ Gantt::Gantt(const trace::Trace& trace) : trace_(trace) {
     }
     rows_.push_back(std::move(r));
   }
+  palette_.reserve(trace.names.size());
+  for (std::size_t id = 0; id < trace.names.size(); ++id)
+    palette_.push_back(QColor::fromHsvF(std::fmod(0.13 + 0.618033988749895 * static_cast<double>(id), 1.0), 0.55, 0.88).rgba());
 }
 
-QColor Gantt::color(trace::NameId operation) const {
-  return QColor::fromHsvF(std::fmod(0.13 + 0.618033988749895 * operation, 1.0), 0.55, 0.88);
+namespace {
+
+// The first index in [from, values.size()) whose value is >= v. A pixel column holds a few steps:
+// a short linear scan finds them with one mispredicted branch, where a binary search over the row
+// would mispredict at every halving; a zoomed-out column of thousands gallops (doubling steps).
+std::size_t next_at_least(const std::vector<double>& values, std::size_t from, double v) {
+  const std::size_t n = values.size(), scan_end = std::min(n, from + 32);
+  std::size_t i = from;
+  while (i < scan_end && values[i] < v) ++i;
+  if (i < scan_end || i == n) return i;
+  std::size_t step = 32, low = i, high = i;
+  while (high < n && values[high] < v) {
+    low = high + 1;
+    high += step;
+    step *= 2;
+  }
+  const auto begin = values.begin();
+  return std::lower_bound(begin + static_cast<std::ptrdiff_t>(low), begin + static_cast<std::ptrdiff_t>(std::min(high, n)), v) - begin;
 }
+
+}  // namespace
 
 double Gantt::row_height(const QRectF& area) const {
-  return rows_.empty() ? area.height() : std::clamp(area.height() / static_cast<double>(rows_.size()), 1.0, 24.0);
+  return rows_.empty() ? area.height() : std::clamp(area.height() / static_cast<double>(rows_.size()), 1.0, kMaxRow);
+}
+
+double Gantt::fitted_height(double available) const {
+  return rows_.empty() ? available : std::min(available, kMaxRow * static_cast<double>(rows_.size()) + 1);
 }
 
 QRectF Gantt::row_rect(const QRectF& area, std::size_t row) const {
@@ -125,7 +150,7 @@ void Gantt::draw_row(QPainter& p, const Row& row, const QRectF& r, double from, 
   // row, whatever the zoom.
   const int width = static_cast<int>(std::ceil(r.width()));
   if (width <= 0) return;
-  QImage line(width, 1, QImage::Format_ARGB32);
+  QImage line(width, 1, QImage::Format_ARGB32_Premultiplied);  // blended without conversion
   line.fill(Qt::transparent);
   auto* pixels = reinterpret_cast<QRgb*>(line.scanLine(0));
   const auto paint = [&](double x0, double x1, QRgb rgba) {
@@ -138,9 +163,9 @@ void Gantt::draw_row(QPainter& p, const Row& row, const QRectF& r, double from, 
   std::size_t i = std::lower_bound(row.ends.begin(), row.ends.end(), from) - row.ends.begin();
   while (i < n && row.starts[i] <= to) {
     const double x0 = x(row.starts[i]), x1 = x(row.ends[i]);
-    const QColor c = color(row.operations[i]);
+    const QRgb c = color(row.operations[i]);
     if (x1 - x0 >= 1) {
-      paint(x0, x1, c.rgba());
+      paint(x0, x1, c);
       ++i;
       continue;
     }
@@ -148,14 +173,10 @@ void Gantt::draw_row(QPainter& p, const Row& row, const QRectF& r, double from, 
     // its first, denser the busier the column (at least step i: rounding may put its start on the
     // next column's edge).
     const double column = std::floor(x0), next = from + (column + 1) / scale;
-    const std::size_t j =
-        std::max(i + 1, static_cast<std::size_t>(std::lower_bound(row.starts.begin() + i, row.starts.end(), next) -
-                                                 row.starts.begin()));
+    const std::size_t j = next_at_least(row.starts, i + 1, next);
     const double busy = (row.busy[j] - row.busy[i]) * scale;
     i = j;
-    QColor mark = c;
-    mark.setAlphaF(std::clamp(0.35 + busy, 0.35, 1.0));
-    paint(column, column + 1, mark.rgba());
+    paint(column, column + 1, qPremultiply(qRgba(qRed(c), qGreen(c), qBlue(c), static_cast<int>(255 * std::clamp(0.35 + busy, 0.35, 1.0)))));
   }
   const double top = r.top() + (r.height() >= 4 ? 1 : 0), height = r.height() >= 4 ? r.height() - 2 : r.height();
   p.drawImage(QRectF(r.left(), top, width, height), line);

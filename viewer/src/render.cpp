@@ -14,8 +14,8 @@ namespace {
 constexpr double kTitle = 24, kGanttShare = 0.6;
 }
 
-QRectF render_gantt_area(QSize size) {
-  return {8, kTitle + 4, size.width() - 16.0, (size.height() - kTitle) * kGanttShare - 8};
+QRectF render_gantt_area(const Gantt& gantt, QSize size) {
+  return {8, kTitle + 4, size.width() - 16.0, gantt.fitted_height((size.height() - kTitle) * kGanttShare - 8)};
 }
 
 QImage render(const trace::Trace& t, const QString& title, QSize size) {
@@ -31,8 +31,9 @@ QImage render(const trace::Trace& t, const QString& title, QSize size, double fr
   p.setPen(Qt::black);
   p.drawText(QPointF(10, 18), title + QString::asprintf("   %.6g s, %zu events, dynamic efficiency %.3f", s.duration,
                                                          t.events(), s.efficiency));
-  Gantt(t).draw(p, render_gantt_area(size), from, to);
-  const QRectF gantt = render_gantt_area(size);
+  const Gantt chart(t);
+  const QRectF gantt = render_gantt_area(chart, size);
+  chart.draw(p, gantt, from, to);
   // The charts' time axis under the Gantt chart's.
   const double left = gantt.left() + Gantt::kLabels - kChartLeft, right = gantt.right() + kChartRight;
   draw_charts(p, QRectF(left, gantt.bottom() + 4, right - left, size.height() - gantt.bottom() - 4), s, from, to);

@@ -24,12 +24,13 @@ TraceView::TraceView(trace::Trace t, QString title, QWidget* parent)
       summary_(trace::summarize(*trace_, 400)),
       gantt_(*trace_) {
   setMouseTracking(true);
+  setAttribute(Qt::WA_OpaquePaintEvent);  // paintEvent fills the whole widget: Qt need not clear it first
   setMinimumSize(500, 300);
   fit();
 }
 
 QRectF TraceView::gantt_area() const {
-  return {6, kTitle + 2, width() - 12.0, (height() - kTitle) * kGanttShare - 6};
+  return {6, kTitle + 2, width() - 12.0, gantt_.fitted_height((height() - kTitle) * kGanttShare - 6)};
 }
 
 double TraceView::time_at(double x) const {

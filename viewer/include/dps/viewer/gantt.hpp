@@ -1,7 +1,7 @@
 // Gantt: the Gantt chart of a trace as seed 004 Fig. 14 draws it — one row per DPS thread, grouped
 // by node — at any zoom. Steps narrower than a pixel are merged into one mark per pixel column, found
-// by binary search, so a row draws in time proportional to its pixels, not its steps (10^6 steps in
-// milliseconds); phases are shaded, thread changes marked.
+// by a search forward from the column before, so a row draws in time proportional to its pixels,
+// not its steps (10^6 steps in milliseconds); phases are shaded, thread changes marked.
 //
 //   const dps::trace::Trace t = dps::trace::read("run.dpstrace");
 //   dps::viewer::Gantt gantt(t);
@@ -24,6 +24,7 @@ namespace dps::viewer {
 class Gantt {
  public:
   static constexpr double kLabels = 150;  // the width of the row labels on the left
+  static constexpr double kMaxRow = 24;   // the tallest a row gets
 
   struct Row {
     std::uint32_t node = 0;
@@ -40,7 +41,11 @@ class Gantt {
   explicit Gantt(const trace::Trace& trace);  // keeps a reference: the trace outlives it
 
   const std::vector<Row>& rows() const noexcept { return rows_; }
-  QColor color(trace::NameId operation) const;  // one per operation name
+  QRgb color(trace::NameId operation) const { return palette_[operation]; }  // one per operation name
+
+  // The height the chart wants out of `available`: no taller than its rows at their tallest, so
+  // the charts below get the rest.
+  double fitted_height(double available) const;
 
   void draw(QPainter& painter, const QRectF& area, double from, double to) const;
   QRectF row_rect(const QRectF& area, std::size_t row) const;  // where row `row`'s steps go
@@ -53,6 +58,7 @@ class Gantt {
 
   const trace::Trace& trace_;
   std::vector<Row> rows_;
+  std::vector<QRgb> palette_;  // by name id: a color per operation, computed once
 };
 
 }  // namespace dps::viewer

@@ -5,6 +5,8 @@
 //   dps::viewer::render(t, "run.dpstrace", QSize(1600, 1000)).save("run.png");
 #pragma once
 
+#include "dps/viewer/gantt.hpp"
+
 #include <dps/trace/records.hpp>
 
 #include <QImage>
@@ -16,6 +18,6 @@ namespace dps::viewer {
 
 QImage render(const trace::Trace& trace, const QString& title, QSize size);  // the whole run
 QImage render(const trace::Trace& trace, const QString& title, QSize size, double from, double to);
-QRectF render_gantt_area(QSize size);  // where render() draws the Gantt chart
+QRectF render_gantt_area(const Gantt& gantt, QSize size);  // where render() draws the Gantt chart
 
 }  // namespace dps::viewer
