@@ -1,0 +1,291 @@
+// The operations of block LU and the graphs they make.
+#include "factorization.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace lu {
+
+namespace {
+
+Kernels process_kernels{KernelTimes{}};  // zero estimates: only a simulation needs measured ones
+
+// Copies the r×r block at `from` (leading dimension ld) into a new contiguous array; under NOALLOC
+// (no data) the array is sized but empty.
+dps::LargeArray<double> copy_block(const dps::LargeArray<double>& source, std::size_t offset, int ld, int r) {
+  dps::LargeArray<double> block(static_cast<std::size_t>(r) * r);
+  if (block.allocated() && source.allocated())
+    for (int j = 0; j < r; ++j)
+      std::memcpy(block.data() + static_cast<std::size_t>(j) * r, source.data() + offset + static_cast<std::size_t>(j) * ld,
+                  sizeof(double) * r);
+  return block;
+}
+
+std::size_t column_route(int column) { return static_cast<std::size_t>(column); }
+
+}  // namespace
+
+const Kernels& kernels() { return process_kernels; }
+void set_kernels(const Kernels& k) { process_kernels = k; }
+
+double entry(std::uint64_t seed, MatrixKind kind, int n, int row, int column) {
+  if ((kind == MatrixKind::ZeroColumn && column == n / 2) || (kind == MatrixKind::ZeroRow && row == n / 2)) return 0;
+  // splitmix64 of the position: every process builds the same matrix without sending it.
+  std::uint64_t z = seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(column) * static_cast<std::uint64_t>(n) +
+                    static_cast<std::uint64_t>(row);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53 - 0.5;
+}
+
+namespace {
+
+// ---- filling and gathering ----
+
+struct Scatter : dps::Split<Fill, Fill> {
+  dps::Step execute(Fill f) {
+    for (int j = 0; j < f.n / f.r; ++j) co_await post(Fill{j, f.n, f.r, f.seed, f.kind});
+  }
+};
+
+struct Generate : dps::Leaf<Fill, Ready, Column> {
+  Ready execute(const Fill& f) {
+    Column& c = thread();
+    c.index = f.column;
+    c.n = f.n;
+    c.r = f.r;
+    c.block = dps::LargeArray<double>(static_cast<std::size_t>(f.n) * f.r);
+    c.pivots = dps::LargeArray<int>(static_cast<std::size_t>(f.r));
+    if (c.block.allocated())
+      for (int j = 0; j < f.r; ++j)
+        for (int i = 0; i < f.n; ++i)
+          c.block[static_cast<std::size_t>(j) * f.n + i] = entry(f.seed, f.kind, f.n, i, f.column * f.r + j);
+    return {f.column, 1};
+  }
+};
+
+struct CountReady : dps::Merge<Ready, Finished> {
+  dps::Step execute(Ready) {
+    long count = 1;
+    while (auto more = co_await next()) ++count;
+    co_await post(Finished{count});
+  }
+};
+
+struct Ask : dps::Split<Start, Ready> {
+  dps::Step execute(Start s) {
+    for (int j = 0; j < s.columns; ++j) co_await post(Ready{j, 1});
+  }
+};
+
+struct ColumnCopy {
+  int index = 0, n = 0, r = 0;
+  dps::LargeArray<double> block;
+  dps::LargeArray<int> pivots;
+  template <class A>
+  void serialize(A& a) {
+    a(index, n, r, block, pivots);
+  }
+};
+
+struct Fetch : dps::Leaf<Ready, ColumnCopy, Column> {
+  ColumnCopy execute(const Ready&) {
+    const Column& c = thread();
+    return {c.index, c.n, c.r, c.block, c.pivots};
+  }
+};
+
+struct Assemble : dps::Merge<ColumnCopy, Factored> {
+  dps::Step execute(ColumnCopy first) {
+    const int n = first.n;
+    Factored f{n, dps::LargeArray<double>(static_cast<std::size_t>(n) * n), dps::LargeArray<int>(n)};
+    auto place = [&](const ColumnCopy& c) {
+      const std::size_t offset = static_cast<std::size_t>(c.index) * c.r * n;
+      if (f.lu.allocated() && c.block.allocated()) std::copy_n(c.block.data(), c.block.size(), f.lu.data() + offset);
+      for (int t = 0; t < c.r && f.pivots.allocated() && c.pivots.allocated(); ++t)
+        f.pivots[static_cast<std::size_t>(c.index * c.r + t)] = c.index * c.r + c.pivots[t];
+    };
+    place(first);
+    while (auto c = co_await next()) place(*c);
+    co_await post(std::move(f));
+  }
+};
+
+// ---- one level of the factorization ----
+
+struct Begin : dps::Split<Start, Ready> {
+  dps::Step execute(Start s) {
+    for (int j = s.first; j < s.columns; ++j) co_await post(Ready{j, 1});
+  }
+};
+
+template <bool kPipelined>
+struct Factor : dps::Stream<Ready, Panel, Column> {
+  dps::Step execute(Ready first) {
+    Column& c = thread();
+    const int level = c.index, columns = c.n / c.r, r = c.r;
+    std::vector<int> arrived(static_cast<std::size_t>(columns), 0);
+    std::vector<int> ready;  // columns up to date, in the order they became so
+    const auto arrive = [&](const Ready& x) {
+      if (++arrived[static_cast<std::size_t>(x.column)] == x.of) ready.push_back(x.column);
+    };
+    arrive(first);
+    if constexpr (!kPipelined)
+      while (auto x = co_await next()) arrive(*x);
+    bool factored = false, more = kPipelined;
+    std::size_t sent = 0;
+    for (;;) {
+      if (!factored && std::find(ready.begin(), ready.end(), level) != ready.end()) {
+        const std::size_t top = static_cast<std::size_t>(level) * r;
+        const int singular = c.block.allocated()
+                                 ? kernels().factor(c.n - level * r, r, c.block.data() + top, c.n, c.pivots.data())
+                                 : kernels().factor(c.n - level * r, r, nullptr, c.n, nullptr);
+        if (singular)
+          throw std::runtime_error("the matrix is singular: U(" + std::to_string(top + singular) + "," +
+                                   std::to_string(top + singular) + ") is exactly zero");
+        factored = true;
+        for (int j = 0; j < level; ++j) {  // row flips of the earlier columns' L
+          Panel flip{level, j, true, c.pivots, {}};
+          co_await post(std::move(flip));
+        }
+      }
+      while (factored && sent < ready.size()) {
+        const int j = ready[sent++];
+        if (j == level) continue;
+        Panel panel{level, j, false, c.pivots, copy_block(c.block, static_cast<std::size_t>(level) * r, c.n, r)};
+        co_await post(std::move(panel));
+      }
+      if (!more) break;
+      auto x = co_await next();
+      if (!x) {
+        more = false;
+        continue;
+      }
+      arrive(*x);
+    }
+  }
+};
+
+struct Solve : dps::Leaf<Panel, Solved, Column> {
+  Solved execute(const Panel& p) {
+    Column& c = thread();
+    const int r = c.r;
+    double* top = c.block.allocated() ? c.block.data() + static_cast<std::size_t>(p.level) * r : nullptr;
+    kernels().swap(r, top, c.n, p.pivots.data(), r);
+    if (p.flip_only) return {p.level, p.column, {}};
+    kernels().solve(r, p.l11.data(), top, c.n);
+    return {p.level, p.column, copy_block(c.block, static_cast<std::size_t>(p.level) * r, c.n, r)};
+  }
+};
+
+template <bool kPipelined>
+struct Distribute : dps::Stream<Solved, Job, Column> {
+  dps::Step execute(Solved first) {
+    Column& c = thread();
+    const int level = c.index, columns = c.n / c.r, r = c.r;
+    // L21's r×r blocks, copied once from the panel: each job takes a copy.
+    std::vector<dps::LargeArray<double>> l21;
+    for (int i = level + 1; i < columns; ++i) l21.push_back(copy_block(c.block, static_cast<std::size_t>(i) * r, c.n, r));
+    std::vector<Solved> waiting;
+    waiting.push_back(std::move(first));
+    if constexpr (!kPipelined)
+      while (auto s = co_await next()) waiting.push_back(std::move(*s));
+    for (;;) {
+      for (Solved& s : waiting) {
+        if (s.t12.size() == 0) continue;  // a flip: nothing to multiply
+        for (int i = level + 1; i < columns; ++i) {
+          Job job{level, i, s.column, r, l21[static_cast<std::size_t>(i - level - 1)], s.t12};
+          co_await post(std::move(job));
+        }
+      }
+      waiting.clear();
+      if constexpr (!kPipelined) break;
+      auto s = co_await next();
+      if (!s) break;
+      waiting.push_back(std::move(*s));
+    }
+  }
+};
+
+struct Multiply : dps::Leaf<Job, Product, Multiplier> {
+  Product execute(const Job& j) {
+    Product p{j.level, j.row, j.column, dps::LargeArray<double>(j.l21.size())};
+    kernels().multiply(j.r, j.l21.data(), j.t12.data(), p.block.data());
+    ++thread().jobs;
+    return p;
+  }
+};
+
+struct Subtract : dps::Leaf<Product, Ready, Column> {
+  Ready execute(const Product& p) {
+    Column& c = thread();
+    double* target = c.block.allocated() ? c.block.data() + static_cast<std::size_t>(p.row) * c.r : nullptr;
+    kernels().subtract(c.r, p.block.data(), target, c.n);
+    return {p.column, c.n / c.r - p.level - 1};
+  }
+};
+
+struct CloseSegment : dps::Merge<Ready, Finished> {
+  dps::Step execute(Ready) {
+    long count = 1;
+    while (auto more = co_await next()) ++count;
+    co_await post(Finished{count});
+  }
+};
+
+struct CloseLast : dps::Merge<Solved, Finished> {
+  dps::Step execute(Solved) {
+    long count = 1;
+    while (auto more = co_await next()) ++count;
+    co_await post(Finished{count});
+  }
+};
+
+template <bool kPipelined>
+dps::Chain<Start, Finished> segment(const Columns& columns, const Multipliers& multipliers, const Master& master,
+                                    const SegmentPlan& plan) {
+  const auto to_solve = [](const Panel& p, std::size_t) { return column_route(p.column); };
+  const auto to_subtract = [](const Product& p, std::size_t) { return column_route(p.column); };
+  dps::Chain<Start, Ready> chain = dps::op<Begin>(master, dps::to(0));
+  for (int level = plan.first; level < plan.last; ++level) {
+    const std::string l = std::to_string(level + 1);
+    const auto factor = dps::op<Factor<kPipelined>>(columns, dps::to(static_cast<std::size_t>(level))).named("lu " + l);
+    const auto solve = dps::op<Solve>(columns, to_solve).named("trsm " + l);
+    if (level == plan.columns - 1) {  // the last panel: only row flips follow
+      return chain >> factor >> solve >> dps::op<CloseLast>(master, dps::to(0));
+    }
+    auto distribute = dps::op<Distribute<kPipelined>>(columns, dps::to(static_cast<std::size_t>(level))).named("distribute " + l);
+    if (plan.window > 0) distribute = distribute.window(static_cast<std::uint32_t>(plan.window));
+    chain = chain >> factor >> solve >> distribute >> dps::op<Multiply>(multipliers).named("multiply " + l) >>
+            dps::op<Subtract>(columns, to_subtract).named("subtract " + l);
+  }
+  return chain >> dps::op<CloseSegment>(master, dps::to(0));
+}
+
+}  // namespace
+
+dps::Chain<Start, Finished> segment_graph(const Columns& columns, const Multipliers& multipliers, const Master& master,
+                                          const SegmentPlan& plan) {
+  if (plan.first < 0 || plan.first >= plan.last || plan.last > plan.columns)
+    throw std::invalid_argument("a segment of levels [" + std::to_string(plan.first) + ", " + std::to_string(plan.last) +
+                                ") of " + std::to_string(plan.columns));
+  return plan.pipelined ? segment<true>(columns, multipliers, master, plan)
+                        : segment<false>(columns, multipliers, master, plan);
+}
+
+dps::Chain<Fill, Finished> fill_graph(const Columns& columns, const Master& master) {
+  const auto to_column = [](const Fill& f, std::size_t) { return column_route(f.column); };
+  return dps::op<Scatter>(master, dps::to(0)) >> dps::op<Generate>(columns, to_column).named("generate") >>
+         dps::op<CountReady>(master, dps::to(0));
+}
+
+dps::Chain<Start, Factored> gather_graph(const Columns& columns, const Master& master) {
+  const auto to_column = [](const Ready& x, std::size_t) { return column_route(x.column); };
+  return dps::op<Ask>(master, dps::to(0)) >> dps::op<Fetch>(columns, to_column).named("gather") >>
+         dps::op<Assemble>(master, dps::to(0));
+}
+
+}  // namespace lu

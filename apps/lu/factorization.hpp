@@ -1,0 +1,153 @@
+// The flow graph of block LU with partial pivoting (seed 004 §5.1, Fig. 6). The matrix lives in
+// column threads, one r-wide column block each; multiplier threads multiply r×r blocks. Level l:
+//
+//   Factor (stream, column l)        LU of panel l as soon as its column is up to date (step 1), then
+//                                    streams a Panel to every later column as it completes and a
+//                                    row flip to every earlier one
+//   Solve (leaf, column j)           row interchanges, then T12 = L11⁻¹·A12 (step 2)
+//   Distribute (stream, column l)    a Job (L21 block i, T12 of column j) per block of the update
+//   Multiply (leaf, multipliers)     L21_i·T12_j
+//   Subtract (leaf, column j)        B_ij -= L21_i·T12_j (step 3): column j is one block nearer ready
+//
+// then Factor of level l+1 again. In the basic variant, Factor and Distribute wait for all their
+// inputs before posting (a merge–split barrier); pipelined, they post as inputs arrive, so levels
+// overlap. A segment of levels [first, last) is one graph call, between which threads may change.
+//
+//   auto call = lu::segment_graph(app, columns, multipliers, master, {.first = 0, .last = K, ...});
+//   app.graph(call).call(lu::Start{0, K}).get();
+#pragma once
+
+#include "kernels.hpp"
+
+#include <dps/dps.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace lu {
+
+// The kernels every operation of this process uses. Their estimates matter only to a simulation,
+// whose single process sets measured ones; other processes keep zero estimates.
+const Kernels& kernels();
+void set_kernels(const Kernels& k);
+
+// What each column thread holds: its r-wide block of all n rows, and the pivots of its panel.
+struct Column {
+  int index = -1, n = 0, r = 0;
+  dps::LargeArray<double> block;  // n×r, column major
+  dps::LargeArray<int> pivots;    // r, 1-based relative to row index·r, once its panel is factored
+  template <class A>
+  void serialize(A& a) {
+    a(index, n, r, block, pivots);
+  }
+};
+struct Multiplier {
+  long jobs = 0;  // how many multiplications it did
+  template <class A>
+  void serialize(A& a) {
+    a(jobs);
+  }
+};
+
+enum class MatrixKind : std::uint8_t { Random, ZeroColumn, ZeroRow };
+
+// Builds column block `column` of the n×n matrix, the same in every process (entries from a hash of
+// their position and the seed). A call of fill_graph takes one with any `column`: it fills them all.
+struct Fill {
+  int column = 0, n = 0, r = 0;
+  std::uint64_t seed = 1;
+  MatrixKind kind = MatrixKind::Random;
+  template <class A>
+  void serialize(A& a) {
+    a(column, n, r, seed, kind);
+  }
+};
+double entry(std::uint64_t seed, MatrixKind kind, int n, int row, int column);
+
+// Column `column` is up to date once `of` of these arrived for it.
+struct Ready {
+  int column = 0, of = 1;
+  template <class A>
+  void serialize(A& a) {
+    a(column, of);
+  }
+};
+// Level `level`'s pivots for column `column`, with L11 unless only its rows are to be flipped.
+struct Panel {
+  int level = 0, column = 0;
+  bool flip_only = false;
+  dps::LargeArray<int> pivots;
+  dps::LargeArray<double> l11;  // r×r
+  template <class A>
+  void serialize(A& a) {
+    a(level, column, flip_only, pivots, l11);
+  }
+};
+struct Solved {
+  int level = 0, column = 0;
+  dps::LargeArray<double> t12;  // r×r; empty after a flip
+  template <class A>
+  void serialize(A& a) {
+    a(level, column, t12);
+  }
+};
+struct Job {
+  int level = 0, row = 0, column = 0, r = 0;
+  dps::LargeArray<double> l21, t12;  // r×r each
+  template <class A>
+  void serialize(A& a) {
+    a(level, row, column, r, l21, t12);
+  }
+};
+struct Product {
+  int level = 0, row = 0, column = 0;
+  dps::LargeArray<double> block;  // r×r
+  template <class A>
+  void serialize(A& a) {
+    a(level, row, column, block);
+  }
+};
+struct Start {
+  int first = 0, columns = 0;  // the segment's first level; the number of column blocks
+  template <class A>
+  void serialize(A& a) {
+    a(first, columns);
+  }
+};
+struct Finished {
+  long messages = 0;  // what the closing merge collected
+  template <class A>
+  void serialize(A& a) {
+    a(messages);
+  }
+};
+
+struct SegmentPlan {
+  int first = 0, last = 0;  // levels [first, last)
+  int columns = 0;          // K = n / r
+  bool pipelined = true;
+  int window = 0;  // flow control on Distribute's jobs; 0: none
+};
+
+using Columns = dps::Threads<Column>;
+using Multipliers = dps::Threads<Multiplier>;
+using Master = dps::Threads<dps::Stateless>;
+
+dps::Chain<Start, Finished> segment_graph(const Columns& columns, const Multipliers& multipliers, const Master& master,
+                                          const SegmentPlan& plan);
+// Fills every column: a call of it returns when the matrix is in place.
+dps::Chain<Fill, Finished> fill_graph(const Columns& columns, const Master& master);
+
+// The factored matrix gathered on node 0, and the row interchanges as LAPACK's ipiv (1-based, global).
+struct Factored {
+  int n = 0;
+  dps::LargeArray<double> lu;  // n×n, column major: L below the diagonal (unit), U on and above
+  dps::LargeArray<int> pivots;
+  template <class A>
+  void serialize(A& a) {
+    a(n, lu, pivots);
+  }
+};
+dps::Chain<Start, Factored> gather_graph(const Columns& columns, const Master& master);
+
+}  // namespace lu

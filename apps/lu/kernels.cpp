@@ -1,0 +1,92 @@
+// Kernels: LAPACKE and CBLAS calls wrapped in dps::compute; their times measured at startup.
+#include "kernels.hpp"
+
+#include <dps/compute.hpp>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <vector>
+
+namespace lu {
+
+void use_one_blas_thread() { openblas_set_num_threads(1); }
+
+int Kernels::factor(int m, int r, double* a, int ld, int* ipiv) const {
+  return dps::compute(times_.factor_per_row * m, [&] {
+    const lapack_int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, m, r, a, ld, ipiv);
+    return info > 0 ? static_cast<int>(info) : 0;
+  });
+}
+
+void Kernels::swap(int columns, double* a, int ld, const int* ipiv, int r) const {
+  dps::compute(times_.swap * columns / r, [&] { LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, columns, a, ld, 1, r, ipiv, 1); });
+}
+
+void Kernels::solve(int r, const double* l, double* b, int ld) const {
+  dps::compute(times_.solve, [&] {
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, r, r, 1.0, l, r, b, ld);
+  });
+}
+
+void Kernels::multiply(int r, const double* a, const double* b, double* c) const {
+  dps::compute(times_.multiply,
+               [&] { cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, a, r, b, r, 0.0, c, r); });
+}
+
+void Kernels::subtract(int r, const double* c, double* a, int ld) const {
+  dps::compute(times_.subtract, [&] {
+    for (int j = 0; j < r; ++j) {
+      const double* from = c + static_cast<std::ptrdiff_t>(j) * r;
+      double* to = a + static_cast<std::ptrdiff_t>(j) * ld;
+      for (int i = 0; i < r; ++i) to[i] -= from[i];
+    }
+  });
+}
+
+namespace {
+
+// The median of five timings of f, after one untimed run (cold caches, lazy BLAS setup).
+template <class F>
+double median_seconds(F&& f) {
+  f();
+  std::vector<double> t;
+  for (int k = 0; k < 5; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(t.begin(), t.begin() + 2, t.end());
+  return t[2];
+}
+
+}  // namespace
+
+Kernels Kernels::measure(int r) {
+  const int m = 4 * r;  // a panel four blocks tall
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> uniform(-0.5, 0.5);
+  std::vector<double> panel(static_cast<std::size_t>(m) * r), a(static_cast<std::size_t>(r) * r),
+      b(a.size()), c(a.size());
+  for (double& x : panel) x = uniform(random);
+  for (double& x : a) x = uniform(random);
+  for (double& x : b) x = uniform(random);
+  std::vector<int> ipiv(r);
+  const Kernels direct(KernelTimes{});  // estimates are irrelevant outside a simulation
+  KernelTimes t;
+  std::vector<double> work;
+  t.factor_per_row = median_seconds([&] {
+                       work = panel;
+                       direct.factor(m, r, work.data(), m, ipiv.data());
+                     }) / m;
+  t.swap = median_seconds([&] { direct.swap(r, panel.data(), m, ipiv.data(), r); });
+  t.solve = median_seconds([&] { direct.solve(r, a.data(), b.data(), r); });
+  t.multiply = median_seconds([&] { direct.multiply(r, a.data(), b.data(), c.data()); });
+  t.subtract = median_seconds([&] { direct.subtract(r, c.data(), b.data(), r); });
+  return Kernels(t);
+}
+
+}  // namespace lu

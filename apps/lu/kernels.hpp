@@ -1,0 +1,49 @@
+// The four kernels of block LU (OpenBLAS and LAPACKE), each run through dps::compute with a
+// duration estimate, so a partial direct execution simulation charges the estimate instead.
+// Matrices are column major; `ld` is the leading dimension (rows of the enclosing array).
+//
+//   lu::Kernels k = lu::Kernels::measure(r);        // times each kernel once at block size r
+//   int singular = k.factor(m, r, panel, n, ipiv);  // 0, or the 1-based column of a zero pivot
+//   k.multiply(r, a, b, c);                          // c = a·b, r×r blocks
+#pragma once
+
+#include <cstddef>
+
+namespace lu {
+
+// Seconds each kernel takes at block size r: what partial direct execution charges.
+struct KernelTimes {
+  double factor_per_row = 0;  // dgetrf of an m×r panel: this times m
+  double swap = 0;            // dlaswp of r pivots over r columns
+  double solve = 0;           // dtrsm of an r×r unit lower triangle on r columns
+  double multiply = 0;        // dgemm of r×r blocks
+  double subtract = 0;        // an r×r block subtracted in place
+};
+
+class Kernels {
+ public:
+  explicit Kernels(KernelTimes times) : times_(times) {}
+  // Times each kernel at block size r on this machine (a few milliseconds for r = 256).
+  static Kernels measure(int r);
+  const KernelTimes& times() const noexcept { return times_; }
+
+  // LU with partial pivoting of the m×r panel at `a`; ipiv gets r 1-based row indices relative to
+  // the panel's first row. Returns 0, or the 1-based column whose pivot is exactly zero.
+  int factor(int m, int r, double* a, int ld, int* ipiv) const;
+  // Applies the r row interchanges of ipiv (relative to `a`'s first row) to `columns` columns.
+  void swap(int columns, double* a, int ld, const int* ipiv, int r) const;
+  // b = L⁻¹·b, L the unit lower triangle of the r×r block `l` (leading dimension r); b is r×r.
+  void solve(int r, const double* l, double* b, int ld) const;
+  // c = a·b, all r×r with leading dimension r.
+  void multiply(int r, const double* a, const double* b, double* c) const;
+  // a -= c: the r×r block `c` (leading dimension r) from the block at `a`.
+  void subtract(int r, const double* c, double* a, int ld) const;
+
+ private:
+  KernelTimes times_;
+};
+
+// One BLAS thread per process: DPS threads are the parallelism.
+void use_one_blas_thread();
+
+}  // namespace lu

@@ -1,0 +1,77 @@
+// run(): threads, filling, segments, checking.
+#include "lu.hpp"
+
+#include "check.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace lu {
+
+Options Options::resolved(std::size_t nodes) const {
+  Options o = *this;
+  const auto why = [&](const std::string& reason) { return std::invalid_argument(reason); };
+  if (o.n < 2) throw why("--n must be 2 or more, got " + std::to_string(o.n));
+  if (o.r == 0) {  // two column blocks per node, at most 512 wide
+    for (int k = 2 * static_cast<int>(nodes); k <= o.n && o.r == 0; ++k)
+      if (o.n % k == 0 && o.n / k <= 512) o.r = o.n / k;
+    if (o.r == 0) throw why("no block size at most 512 divides --n " + std::to_string(o.n) + "; give --r");
+  }
+  if (o.r < 1 || o.n % o.r != 0 || o.n / o.r < 2)
+    throw why("--r must divide --n into two blocks or more, got n = " + std::to_string(o.n) + ", r = " + std::to_string(o.r));
+  if (o.window < 0) throw why("--window expects 0 or more, got " + std::to_string(o.window));
+  if (o.multipliers < 0) throw why("--multipliers expects 0 or more, got " + std::to_string(o.multipliers));
+  if (o.column_nodes < 0 || o.column_nodes > static_cast<int>(nodes))
+    throw why("--column-nodes expects 0 to " + std::to_string(nodes) + ", got " + std::to_string(o.column_nodes));
+  if (o.multipliers == 0) o.multipliers = static_cast<int>(nodes);
+  const int iterations = o.n / o.r;
+  int threads = o.multipliers;
+  for (const auto& [after, change] : o.changes) {
+    if (after < 1 || after >= iterations)
+      throw why("threads change after iterations 1 to " + std::to_string(iterations - 1) + ", not " + std::to_string(after));
+    threads += change;
+    if (threads < 1) throw why("after iteration " + std::to_string(after) + " no multiplication thread would be left");
+  }
+  return o;
+}
+
+Result run(dps::Application& app, const Options& o) {
+  const int K = o.n / o.r;
+  auto master = app.threads<dps::Stateless>("master", 1);
+  auto columns = app.threads<Column>("columns", 0);
+  const auto ids = app.node_ids();
+  const std::size_t placed = o.column_nodes > 0 ? static_cast<std::size_t>(o.column_nodes) : ids.size();
+  for (int j = 0; j < K; ++j) columns.add_on(ids[static_cast<std::size_t>(j) % placed]);
+  auto multipliers = app.threads<Multiplier>("multipliers", static_cast<std::size_t>(o.multipliers));
+  if (app.graph(fill_graph(columns, master), "fill").call(Fill{0, o.n, o.r, o.seed, o.matrix}).get().messages != K)
+    throw std::logic_error("not every column was filled");
+
+  // One call per segment of iterations between thread changes, each a phase of the trace.
+  Result result;
+  const double start = app.now();
+  int first = 0;
+  for (auto change = o.changes.begin();; ++change) {
+    const int last = change == o.changes.end() ? K : change->first;
+    auto phase = app.phase("iterations " + std::to_string(first + 1) + "-" + std::to_string(last));
+    const SegmentPlan plan{first, last, K, o.pipelined, o.window};
+    app.graph(segment_graph(columns, multipliers, master, plan), "lu").call(Start{first, K}).get();
+    phase.end();
+    if (change == o.changes.end()) break;
+    if (change->second > 0) multipliers.add(static_cast<std::size_t>(change->second));
+    for (int k = 0; k < -change->second; ++k) multipliers.remove(multipliers.size() - 1).get();
+    first = last;
+  }
+  result.seconds = app.now() - start;
+  result.gflops = 2.0 / 3.0 * std::pow(static_cast<double>(o.n), 3) / result.seconds / 1e9;
+  result.multipliers = multipliers.size();
+
+  if (o.check && app.backend().allocates_payloads() && !app.backend().models_compute()) {
+    Factored f = app.graph(gather_graph(columns, master), "gather").call(Start{0, K}).get();
+    result.residual = scaled_residual(f, o.seed, o.matrix);
+    if (o.keep_factors) result.factors = std::move(f);
+  }
+  return result;
+}
+
+}  // namespace lu

@@ -1,0 +1,117 @@
+// lu: block LU factorization with partial pivoting on a DPS flow graph (seed 004 §5), on a cluster
+// of node processes, or simulated (lu-sim). Every run checks its factors, then prints one line of
+// JSON with n, r, variant, nodes, time_s (predicted_s when simulated), gflops and residual.
+//
+//   lu --nodes 4 --n 2592 --r 324 --variant pipelined --window 8 --trace traces/lu.dpstrace
+//   lu --nodes 8 --variant basic --column-nodes 4 --remove-after 1:4      # seed 004 Fig. 13
+//   lu-sim --nodes 8 --model cluster.json --pdexec --noalloc --n 2592 --r 81
+#include "kernels.hpp"
+#include "lu.hpp"
+
+#include <dps/cli.hpp>
+#include <dps/dps.hpp>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+#ifdef DPS_SIM
+constexpr const char* kProgram = "lu-sim";
+constexpr const char* kTimeKey = "predicted_s";
+#else
+constexpr const char* kProgram = "lu";
+constexpr const char* kTimeKey = "time_s";
+#endif
+
+// "I:C" (after iteration I, C threads) from --remove-after / --add-after.
+std::pair<int, int> iteration_and_count(const std::string& option, const std::string& text) {
+  const auto colon = text.find(':');
+  try {
+    if (colon != std::string::npos) {
+      std::size_t used = 0, used2 = 0;
+      const int iteration = std::stoi(text.substr(0, colon), &used);
+      const int count = std::stoi(text.substr(colon + 1), &used2);
+      if (used == colon && used2 == text.size() - colon - 1 && iteration > 0 && count > 0) return {iteration, count};
+    }
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(option + " expects ITERATION:COUNT with both positive, got '" + text + "'");
+}
+
+lu::MatrixKind matrix_kind(const std::string& text) {
+  if (text == "random") return lu::MatrixKind::Random;
+  if (text == "zero-column") return lu::MatrixKind::ZeroColumn;
+  if (text == "zero-row") return lu::MatrixKind::ZeroRow;
+  throw std::invalid_argument("--matrix expects random, zero-column or zero-row, got '" + text + "'");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return dps::run_main(kProgram, [&] {
+    lu::use_one_blas_thread();  // in every node process: DPS threads are the parallelism
+    // The figures are printed once the application has ended, after what its backend prints (the
+    // simulator's report): the last line is this program's.
+    char figures[512];
+    int code = 0;
+    {
+      dps::Application app(argc, argv);  // returns on node 0 only
+      long n = 2592, r = 0, window = 0, multipliers = 0, column_nodes = 0, seed = 1;
+      std::string variant = "pipelined", remove_after, add_after, matrix = "random";
+      bool no_check = false;
+      dps::Cli cli(kProgram,
+                   "Block LU factorization with partial pivoting on a DPS flow graph (seed 004 Fig. 6): column "
+                   "threads hold r-wide column blocks, multiplier threads multiply r x r blocks.");
+      cli.option("--n", n, "matrix order (default 2592)")
+          .option("--r", r, "block size, dividing n (default: two column blocks per node, at most 512 wide)")
+          .option("--variant", variant, "basic (merge-split barriers) or pipelined (streams; default)")
+          .option("--window", window, "flow control: at most this many multiplication jobs of a level in flight (0: none)")
+          .option("--multipliers", multipliers, "multiplication threads (default: one per node)")
+          .option("--column-nodes", column_nodes, "place the column threads on the first this many nodes (default: all)")
+          .option("--remove-after", remove_after, "I:C  remove C multiplication threads after iteration I")
+          .option("--add-after", add_after, "I:C  add C multiplication threads after iteration I")
+          .option("--matrix", matrix, "random (default), zero-column or zero-row (singular: the run says where)")
+          .option("--seed", seed, "seed of the random matrix (default 1)")
+          .flag("--no-check", no_check, "skip the residual check");
+      if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
+      if (variant != "basic" && variant != "pipelined")
+        throw std::invalid_argument("--variant expects basic or pipelined, got '" + variant + "'");
+      lu::Options o{.n = static_cast<int>(n),
+                    .r = static_cast<int>(r),
+                    .pipelined = variant == "pipelined",
+                    .window = static_cast<int>(window),
+                    .multipliers = static_cast<int>(multipliers),
+                    .column_nodes = static_cast<int>(column_nodes),
+                    .matrix = matrix_kind(matrix),
+                    .seed = static_cast<std::uint64_t>(seed),
+                    .check = !no_check};
+      if (!remove_after.empty()) {
+        const auto [i, c] = iteration_and_count("--remove-after", remove_after);
+        o.changes[i] -= c;
+      }
+      if (!add_after.empty()) {
+        const auto [i, c] = iteration_and_count("--add-after", add_after);
+        o.changes[i] += c;
+      }
+      o = o.resolved(app.nodes());
+      lu::set_kernels(lu::Kernels::measure(o.r));  // what a partial direct execution charges
+
+      const lu::Result result = lu::run(app, o);
+      const std::string residual = result.residual ? std::to_string(*result.residual) : "null";
+      if (result.residual && !(*result.residual < 10)) {
+        std::fprintf(stderr, "%s: the scaled residual %g is not below 10: the factorization is wrong\n", kProgram,
+                     *result.residual);
+        code = 1;
+      }
+      std::snprintf(figures, sizeof figures,
+                    "{\"n\": %d, \"r\": %d, \"variant\": \"%s\", \"window\": %d, \"nodes\": %zu, "
+                    "\"multipliers\": %zu, \"%s\": %.6f, \"gflops\": %.3f, \"residual\": %s}",
+                    o.n, o.r, variant.c_str(), o.window, app.nodes(), result.multipliers, kTimeKey, result.seconds,
+                    result.gflops, residual.c_str());
+    }
+    std::printf("%s\n", figures);
+    return code;
+  });
+}

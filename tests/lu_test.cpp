@@ -1,0 +1,123 @@
+// Block LU (apps/lu) against LAPACK's dgetrf on the same matrix: the same row interchanges and the
+// same factors, for every variant, on real threads (every node in this process) and in the simulator
+// (direct execution), with multiplication threads removed and added between iterations; a singular
+// matrix reported with its zero pivot; partial direct execution without data runs the same graph.
+#include <dps/dps.hpp>
+#include <dps/sim/sim_backend.hpp>
+
+#include "lu.hpp"
+
+#include <gtest/gtest.h>
+#include <lapacke.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using lu::Options;
+
+// Real: three nodes in this process, each a TBB arena. Simulated: three single-core virtual nodes.
+std::unique_ptr<dps::Application> application(bool simulated, dps::sim::SimOptions options = {.nodes = 3}) {
+  if (!simulated) return std::make_unique<dps::Application>(dps::ApplicationOptions{.nodes = 3});
+  dps::sim::ClusterModel model;
+  model.groups = {dps::sim::NodeGroup{"nodes", options.nodes, 1, 1.0}};
+  model.network.latency = 5e-5;
+  model.network.bandwidth = 1e9;
+  return std::make_unique<dps::Application>(std::make_unique<dps::sim::SimBackend>(model, options));
+}
+
+// dgetrf's factors and pivots of the matrix `o` describes.
+lu::Factored lapack(const Options& o) {
+  lu::Factored f{o.n, dps::LargeArray<double>(static_cast<std::size_t>(o.n) * o.n), dps::LargeArray<int>(o.n)};
+  for (int j = 0; j < o.n; ++j)
+    for (int i = 0; i < o.n; ++i) f.lu[static_cast<std::size_t>(j) * o.n + i] = lu::entry(o.seed, o.matrix, o.n, i, j);
+  EXPECT_EQ(LAPACKE_dgetrf(LAPACK_COL_MAJOR, o.n, o.n, f.lu.data(), o.n, f.pivots.data()), 0);
+  return f;
+}
+
+void expect_lapacks_factors(const lu::Result& result, const Options& o) {
+  ASSERT_TRUE(result.residual.has_value());
+  EXPECT_LT(*result.residual, 10.0);
+  ASSERT_TRUE(result.factors.has_value());
+  const lu::Factored expected = lapack(o);
+  const lu::Factored& got = *result.factors;
+  for (int i = 0; i < o.n; ++i) ASSERT_EQ(got.pivots[i], expected.pivots[i]) << "row interchange " << i;
+  double worst = 0;
+  for (std::size_t k = 0; k < got.lu.size(); ++k) worst = std::max(worst, std::fabs(got.lu[k] - expected.lu[k]));
+  EXPECT_LT(worst, 1e-10) << "the largest difference from dgetrf's factors";
+}
+
+struct Variant {
+  const char* name;
+  bool pipelined;
+  int window;
+};
+constexpr Variant kVariants[] = {{"basic", false, 0}, {"pipelined", true, 0}, {"pipelined, window 3", true, 3}};
+
+class LuAgainstLapack : public ::testing::TestWithParam<bool> {};  // simulated or not
+
+TEST_P(LuAgainstLapack, EveryVariantGivesDgetrfsFactors) {
+  for (const Variant& v : kVariants) {
+    SCOPED_TRACE(v.name);
+    auto app = application(GetParam());
+    const Options o = Options{.n = 192, .r = 32, .pipelined = v.pipelined, .window = v.window, .keep_factors = true}
+                          .resolved(app->nodes());
+    expect_lapacks_factors(lu::run(*app, o), o);
+  }
+}
+
+TEST_P(LuAgainstLapack, ThreadsRemovedAndAddedBetweenIterationsChangeNothingInTheFactors) {
+  for (const bool pipelined : {false, true}) {
+    SCOPED_TRACE(pipelined ? "pipelined" : "basic");
+    auto app = application(GetParam());
+    Options o{.n = 192, .r = 32, .pipelined = pipelined, .multipliers = 3, .keep_factors = true};
+    o.changes = {{2, -2}, {4, +2}};  // three multipliers, one after iteration 2, three after iteration 4
+    o = o.resolved(app->nodes());
+    const lu::Result result = lu::run(*app, o);
+    EXPECT_EQ(result.multipliers, 3u);
+    expect_lapacks_factors(result, o);
+  }
+}
+
+TEST_P(LuAgainstLapack, ASingularMatrixIsReportedWithItsZeroPivot) {
+  for (const auto& [kind, pivot] : {std::pair{lu::MatrixKind::ZeroColumn, "U(97,97)"}, {lu::MatrixKind::ZeroRow, "U(192,192)"}}) {
+    auto app = application(GetParam());
+    const Options o = Options{.n = 192, .r = 32, .matrix = kind}.resolved(app->nodes());
+    try {
+      lu::run(*app, o);
+      ADD_FAILURE() << "a singular matrix was factored";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("the matrix is singular: ") + pivot + " is exactly zero"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RealAndSimulated, LuAgainstLapack, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Simulated" : "Real"; });
+
+// Partial direct execution without data (seed 004 §7): the kernels are charged, not run, and no
+// matrix is allocated, yet the same graph runs: as many operation steps as with the data.
+TEST(LuSimulated, PartialDirectExecutionWithoutDataRunsTheSameGraph) {
+  const auto steps = [](dps::sim::SimOptions options) {
+    auto app = application(true, options);
+    dps::MemoryTrace trace;
+    app->trace_to(&trace);
+    lu::set_kernels(lu::Kernels::measure(32));
+    // The direct run skips its check, which the partial direct run skips by itself: nothing to check.
+    const lu::Result result = lu::run(*app, Options{.n = 256, .r = 32, .check = options.pdexec}.resolved(app->nodes()));
+    EXPECT_GT(result.seconds, 0);
+    EXPECT_FALSE(result.residual.has_value());
+    app->trace_to(nullptr);
+    return trace.steps().size();
+  };
+  const std::size_t direct = steps({.nodes = 3});
+  EXPECT_EQ(steps({.pdexec = true, .noalloc = true, .nodes = 3}), direct);
+  lu::set_kernels(lu::Kernels(lu::KernelTimes{}));
+}
+
+}  // namespace
