@@ -74,6 +74,25 @@ TEST(TraceStatistics, PhasesAndBinsIntegrateOverTheirOwnSpans) {
   EXPECT_EQ(s.nodes[0].bytes_out, 1000u);
 }
 
+// Phases marked by operations on other nodes reach the file in batches: an end may come before its
+// begin, and overlapping phases in any order. Paired in time order, each gets its own span.
+TEST(TraceStatistics, PhasesRecordedOutOfOrderArePairedInTimeOrder) {
+  Built b = two_nodes();
+  b.t.phases.clear();
+  b.phase("iteration 2", false, 8);  // node 2's batch came first
+  b.phase("iteration 1", false, 6);
+  b.phase("iteration 1", true, 0);
+  b.phase("iteration 2", true, 4);
+  const std::vector<PhaseSpan> spans = phase_spans(b.t, 10);
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(b.t.names[spans[0].name], "iteration 1");
+  EXPECT_DOUBLE_EQ(spans[0].begin, 0);
+  EXPECT_DOUBLE_EQ(spans[0].end, 6);
+  EXPECT_EQ(b.t.names[spans[1].name], "iteration 2");
+  EXPECT_DOUBLE_EQ(spans[1].begin, 4);
+  EXPECT_DOUBLE_EQ(spans[1].end, 8) << "not the run's end: its end was read before its begin";
+}
+
 TEST(TraceStatistics, AMigratedThreadReleasesItsOldNodeAndAllocatesItsNewOne) {
   Built b;
   for (const char* n : {"cores.0", "cores.1", "cores.2"}) b.info(n, "2");

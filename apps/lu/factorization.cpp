@@ -25,6 +25,8 @@ dps::LargeArray<double> copy_block(const dps::LargeArray<double>& source, std::s
 
 std::size_t column_route(int column) { return static_cast<std::size_t>(column); }
 
+std::string iteration(int level) { return "iteration " + std::to_string(level + 1); }
+
 }  // namespace
 
 const Kernels& kernels() { return process_kernels; }
@@ -133,13 +135,19 @@ struct Factor : dps::Stream<Ready, Panel, Column> {
       if (++arrived[static_cast<std::size_t>(x.column)] == x.of) ready.push_back(x.column);
     };
     arrive(first);
-    if constexpr (!kPipelined)
+    const auto previous_done = [&] {  // every update of the previous level is in: it ends
+      if (first.level >= 0) end_phase(iteration(first.level));
+    };
+    if constexpr (!kPipelined) {
       while (auto x = co_await next()) arrive(*x);
+      previous_done();
+    }
     bool factored = false, more = kPipelined;
     std::size_t sent = 0;
     for (;;) {
       if (!factored && std::find(ready.begin(), ready.end(), level) != ready.end()) {
         const std::size_t top = static_cast<std::size_t>(level) * r;
+        begin_phase(iteration(level));
         const int singular = c.block.allocated()
                                  ? kernels().factor(c.n - level * r, r, c.block.data() + top, c.n, c.pivots.data())
                                  : kernels().factor(c.n - level * r, r, nullptr, c.n, nullptr);
@@ -162,6 +170,7 @@ struct Factor : dps::Stream<Ready, Panel, Column> {
       auto x = co_await next();
       if (!x) {
         more = false;
+        previous_done();
         continue;
       }
       arrive(*x);
@@ -224,22 +233,24 @@ struct Subtract : dps::Leaf<Product, Ready, Column> {
     Column& c = thread();
     double* target = c.block.allocated() ? c.block.data() + static_cast<std::size_t>(p.row) * c.r : nullptr;
     kernels().subtract(c.r, p.block.data(), target, c.n);
-    return {p.column, c.n / c.r - p.level - 1};
+    return {p.column, c.n / c.r - p.level - 1, p.level};
   }
 };
 
 struct CloseSegment : dps::Merge<Ready, Finished> {
-  dps::Step execute(Ready) {
+  dps::Step execute(Ready first) {
     long count = 1;
     while (auto more = co_await next()) ++count;
+    end_phase(iteration(first.level));
     co_await post(Finished{count});
   }
 };
 
 struct CloseLast : dps::Merge<Solved, Finished> {
-  dps::Step execute(Solved) {
+  dps::Step execute(Solved first) {
     long count = 1;
     while (auto more = co_await next()) ++count;
+    end_phase(iteration(first.level));
     co_await post(Finished{count});
   }
 };

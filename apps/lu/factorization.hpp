@@ -9,7 +9,8 @@
 //   Multiply (leaf, multipliers)     L21_i·T12_j
 //   Subtract (leaf, column j)        B_ij -= L21_i·T12_j (step 3): column j is one block nearer ready
 //
-// then Factor of level l+1 again. In the basic variant, Factor and Distribute wait for all their
+// then Factor of level l+1 again. Each level is a phase of the trace, "iteration l+1", from its
+// panel's LU to its last subtraction (pipelined, they overlap). In the basic variant, Factor and Distribute wait for all their
 // inputs before posting (a merge–split barrier); pipelined, they post as inputs arrive, so levels
 // overlap. A segment of levels [first, last) is one graph call, between which threads may change.
 //
@@ -64,12 +65,12 @@ struct Fill {
 };
 double entry(std::uint64_t seed, MatrixKind kind, int n, int row, int column);
 
-// Column `column` is up to date once `of` of these arrived for it.
+// Column `column` is up to date once `of` of these arrived for it; `level` made it (-1: the start).
 struct Ready {
-  int column = 0, of = 1;
+  int column = 0, of = 1, level = -1;
   template <class A>
   void serialize(A& a) {
-    a(column, of);
+    a(column, of, level);
   }
 };
 // Level `level`'s pivots for column `column`, with L11 unless only its rows are to be flipped.

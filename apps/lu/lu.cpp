@@ -47,16 +47,15 @@ Result run(dps::Application& app, const Options& o) {
   if (app.graph(fill_graph(columns, master), "fill").call(Fill{0, o.n, o.r, o.seed, o.matrix}).get().messages != K)
     throw std::logic_error("not every column was filled");
 
-  // One call per segment of iterations between thread changes, each a phase of the trace.
+  // One call per segment of iterations between thread changes (the operations mark each iteration
+  // as a phase of the trace).
   Result result;
   const double start = app.now();
   int first = 0;
   for (auto change = o.changes.begin();; ++change) {
     const int last = change == o.changes.end() ? K : change->first;
-    auto phase = app.phase("iterations " + std::to_string(first + 1) + "-" + std::to_string(last));
     const SegmentPlan plan{first, last, K, o.pipelined, o.window};
     app.graph(segment_graph(columns, multipliers, master, plan), "lu").call(Start{first, K}).get();
-    phase.end();
     if (change == o.changes.end()) break;
     if (change->second > 0) multipliers.add(static_cast<std::size_t>(change->second));
     for (int k = 0; k < -change->second; ++k) multipliers.remove(multipliers.size() - 1).get();

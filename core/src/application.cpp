@@ -13,8 +13,12 @@
 
 namespace dps {
 
+void detail::mark_phase(Runtime& runtime, std::string_view name, bool begin) {
+  if (TraceSink* sink = runtime.tracer()) sink->phase({name, begin, runtime.now()});
+}
+
 Phase::Phase(Runtime& runtime, std::string name) : runtime_(&runtime), name_(std::move(name)) {
-  if (TraceSink* sink = runtime_->tracer()) sink->phase({name_, true, runtime_->now()});
+  detail::mark_phase(*runtime_, name_, true);
 }
 
 Phase::Phase(Phase&& other) noexcept
@@ -22,7 +26,7 @@ Phase::Phase(Phase&& other) noexcept
 
 void Phase::end() {
   if (!runtime_) return;
-  if (TraceSink* sink = runtime_->tracer()) sink->phase({name_, false, runtime_->now()});
+  detail::mark_phase(*runtime_, name_, false);
   runtime_ = nullptr;
 }
 

@@ -32,7 +32,9 @@ class RemoteTrace final : public TraceSink {
       b.changes.push_back({static_cast<std::uint8_t>(e.kind), e.thread, std::string(e.collection), e.node, e.to, e.time});
     });
   }
-  void phase(const PhaseEvent&) override {}  // phases are begun by main, on node 0
+  void phase(const PhaseEvent& e) override {
+    add([&](TraceBatch& b) { b.phases.push_back({std::string(e.name), e.begin, e.time}); });
+  }
 
   // Sends what was recorded. When it returns, every batch taken before it has been sent.
   void flush() {

@@ -283,6 +283,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
               if (e.kind > static_cast<std::uint8_t>(Lifecycle::NodeRemoved)) throw WireError("unknown lifecycle event");
               sink->lifecycle({static_cast<Lifecycle>(e.kind), e.thread, e.collection, e.node, e.to, e.time});
             }
+            for (const TracePhase& e : d.phases) sink->phase({e.name, e.begin, e.time});
           }
         }
       },

@@ -184,7 +184,8 @@ std::vector<Seed> DecoderTargets::seeds() const {
   directive("tracing", Tracing{true});
   directive("trace-batch", TraceBatch{{{1, 99, "workers", "weigh", 8, 0.5, 0.75}},
                                       {{0, 1, 4096, 0.5, 0.625}},
-                                      {{2, 99, "workers", 1, 0, 0.25}}});
+                                      {{2, 99, "workers", 1, 0, 0.25}},
+                                      {{"iteration 1", true, 0.5}}});
   directive("trace-flush", TraceFlush{3});
   directive("trace-flushed", TraceFlushed{3});
 

@@ -82,7 +82,12 @@ unsigned widest(std::vector<std::pair<double, int>>& edges) {
 std::vector<PhaseSpan> phase_spans(const Trace& t, double run_end) {
   std::vector<PhaseSpan> spans;
   std::map<NameId, std::vector<std::size_t>> open;  // name -> its unended spans
-  for (const Phase& p : t.phases) {
+  // In time order: phases marked on other nodes reach the file in batches, an end maybe before its
+  // begin; at equal times a begin comes first.
+  std::vector<Phase> phases(t.phases);
+  std::stable_sort(phases.begin(), phases.end(),
+                   [](const Phase& a, const Phase& b) { return a.time < b.time || (a.time == b.time && a.begin > b.begin); });
+  for (const Phase& p : phases) {
     if (p.begin) {
       open[p.name].push_back(spans.size());
       spans.push_back({p.name, p.time, run_end});

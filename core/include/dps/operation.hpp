@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <exception>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 namespace dps {
@@ -114,6 +115,8 @@ class [[nodiscard]] NextAwaiter {
 
 struct OpAccess;
 
+void mark_phase(Runtime& runtime, std::string_view name, bool begin);  // into the trace, if any
+
 }  // namespace detail
 
 template <class In, class Out, class State>
@@ -125,6 +128,10 @@ class Operation {
 
  protected:
   State& thread() noexcept { return *static_cast<State*>(thread_->state()); }
+  // A user phase of the trace (e.g. an LU iteration) begun or ended now, on whichever node this runs:
+  // phases whose bounds only operations know, and which may overlap.
+  void begin_phase(std::string_view name) const { detail::mark_phase(thread_->runtime(), name, true); }
+  void end_phase(std::string_view name) const { detail::mark_phase(thread_->runtime(), name, false); }
   NodeId node() const noexcept { return thread_->node(); }
   const Thread& dps_thread() const noexcept { return *thread_; }
 

@@ -187,11 +187,18 @@ struct TraceChange {
   double time = 0;
   DPS_FIELDS(kind, thread, collection, node, to, time)
 };
+struct TracePhase {
+  std::string name;
+  bool begin = true;
+  double time = 0;
+  DPS_FIELDS(name, begin, time)
+};
 struct TraceBatch {  // to node 0: events recorded since the last batch
   std::vector<TraceStep> steps;
   std::vector<TraceTransfer> transfers;
   std::vector<TraceChange> changes;
-  DPS_FIELDS(steps, transfers, changes)
+  std::vector<TracePhase> phases;  // those operations mark
+  DPS_FIELDS(steps, transfers, changes, phases)
 };
 struct TraceFlush {  // node 0 to all: send what you recorded, then answer
   std::uint64_t request = 0;

@@ -48,7 +48,8 @@ struct Summary {
 
 // A user phase from its begin to the next end of the same name (repeated or nested phases pair as a
 // stack). One never ended ends at `run_end`; an end without its begin (tracing began inside the
-// phase) is skipped. In the order the phases began.
+// phase) is skipped. Paired in time order (records from other nodes come in batches); in the order
+// the phases began.
 struct PhaseSpan {
   NameId name = 0;
   double begin = 0, end = 0;
