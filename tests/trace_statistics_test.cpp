@@ -111,6 +111,21 @@ TEST(TraceStatistics, AMigratedThreadReleasesItsOldNodeAndAllocatesItsNewOne) {
   EXPECT_DOUBLE_EQ(s.nodes[2].cpu, 4.0 / (2 * 8));
 }
 
+// Steps sharing a core each last longer (the simulator's sharing model, an oversubscribed host), but
+// the node is no busier than its cores: efficiency stays at most 1.
+TEST(TraceStatistics, StepsSharingACoreCountThatCoreOnce) {
+  Built b;
+  b.info("cores.0", "1");
+  b.change(Change::ThreadAdded, 0, 0);
+  b.step(0, 0, 4);
+  b.step(0, 1, 3);  // alongside on the same core
+  b.step(0, 6, 8);
+  const Summary s = summarize(b.t, 8);
+  EXPECT_DOUBLE_EQ(s.nodes[0].busy, 6.0);
+  EXPECT_DOUBLE_EQ(s.efficiency, 6.0 / 8);
+  EXPECT_NEAR(s.nodes[0].cpu_over_time[2], 1.0, 1e-12) << "two steps in the third second: one core busy";
+}
+
 TEST(TraceStatistics, UnknownCoresAreTheMostStepsRunAtOnce) {
   Built b;
   b.step(0, 0, 4);

@@ -262,16 +262,15 @@ dps::Chain<Start, Finished> segment(const Columns& columns, const Multipliers& m
   const auto to_subtract = [](const Product& p, std::size_t) { return column_route(p.column); };
   dps::Chain<Start, Ready> chain = dps::op<Begin>(master, dps::to(0));
   for (int level = plan.first; level < plan.last; ++level) {
-    const std::string l = std::to_string(level + 1);
-    const auto factor = dps::op<Factor<kPipelined>>(columns, dps::to(static_cast<std::size_t>(level))).named("lu " + l);
-    const auto solve = dps::op<Solve>(columns, to_solve).named("trsm " + l);
+    const auto factor = dps::op<Factor<kPipelined>>(columns, dps::to(static_cast<std::size_t>(level))).named("lu");
+    const auto solve = dps::op<Solve>(columns, to_solve).named("trsm");
     if (level == plan.columns - 1) {  // the last panel: only row flips follow
       return chain >> factor >> solve >> dps::op<CloseLast>(master, dps::to(0));
     }
-    auto distribute = dps::op<Distribute<kPipelined>>(columns, dps::to(static_cast<std::size_t>(level))).named("distribute " + l);
+    auto distribute = dps::op<Distribute<kPipelined>>(columns, dps::to(static_cast<std::size_t>(level))).named("distribute");
     if (plan.window > 0) distribute = distribute.window(static_cast<std::uint32_t>(plan.window));
-    chain = chain >> factor >> solve >> distribute >> dps::op<Multiply>(multipliers).named("multiply " + l) >>
-            dps::op<Subtract>(columns, to_subtract).named("subtract " + l);
+    chain = chain >> factor >> solve >> distribute >> dps::op<Multiply>(multipliers).named("multiply") >>
+            dps::op<Subtract>(columns, to_subtract).named("subtract");
   }
   return chain >> dps::op<CloseSegment>(master, dps::to(0));
 }

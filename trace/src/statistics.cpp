@@ -70,11 +70,30 @@ struct Allocation {
 };
 
 // The most steps a node ran at the same time.
-unsigned widest(std::vector<std::pair<double, int>>& edges) {
-  std::sort(edges.begin(), edges.end());  // at equal times an end (-1) comes before a start (+1)
+// Edges sorted: at equal times an end (-1) comes before a start (+1).
+unsigned widest(const std::vector<std::pair<double, int>>& edges) {
   int running = 0, most = 1;
   for (const auto& [time, delta] : edges) most = std::max(most, running += delta);
   return static_cast<unsigned>(most);
+}
+
+// A stretch of time during which a node had `cores` of its cores busy.
+struct Busy {
+  double from, to, cores;
+};
+
+// The busy stretches of a node from its steps' sorted edges: as many cores as steps ran, at most
+// all of them. Steps sharing a core (a simulated node's sharing model, or an oversubscribed real
+// host) each last longer, but the node is no busier than its cores.
+std::vector<Busy> busy_stretches(const std::vector<std::pair<double, int>>& edges, unsigned cores) {
+  std::vector<Busy> out;
+  int running = 0;
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    running += edges[i].second;
+    if (i + 1 < edges.size() && running > 0 && edges[i + 1].first > edges[i].first)
+      out.push_back({edges[i].first, edges[i + 1].first, static_cast<double>(std::min<unsigned>(running, cores))});
+  }
+  return out;
 }
 
 }  // namespace
@@ -131,9 +150,7 @@ Summary summarize(const Trace& t, std::size_t bins) {
   };
   for (const auto& [id, spans] : allocation.intervals) node(id);
   for (const Step& x : t.steps) {
-    NodeSummary& n = node(x.node);
-    n.busy += x.end - x.start;
-    spread(n.cpu_over_time, first, s.bin, x.start, x.end, x.end - x.start);
+    node(x.node);
     edges[x.node].emplace_back(x.start, +1);
     edges[x.node].emplace_back(x.end, -1);
   }
@@ -146,12 +163,19 @@ Summary summarize(const Trace& t, std::size_t bins) {
   }
 
   std::vector<double> useful(bins, 0.0), allocated(bins, 0.0);
+  std::map<std::uint32_t, std::vector<Busy>> busy;
   for (auto& [id, n] : nodes) {
+    std::sort(edges[id].begin(), edges[id].end());
     const std::string text = t.info_value("cores." + std::to_string(id));
     unsigned cores = 0;
     std::from_chars(text.data(), text.data() + text.size(), cores);
     n.cores_known = cores > 0;
     n.cores = n.cores_known ? cores : widest(edges[id]);
+    busy[id] = busy_stretches(edges[id], n.cores);
+    for (const Busy& x : busy[id]) {
+      n.busy += x.cores * (x.to - x.from);
+      spread(n.cpu_over_time, first, s.bin, x.from, x.to, x.cores * (x.to - x.from));
+    }
     for (std::size_t b = 0; b < bins; ++b) {
       useful[b] += n.cpu_over_time[b];
       n.cpu_over_time[b] /= n.cores * s.bin;
@@ -172,7 +196,8 @@ Summary summarize(const Trace& t, std::size_t bins) {
 
   for (const PhaseSpan& span : phase_spans(t, last)) s.phases.push_back({t.names[span.name], span.begin, span.end});
   for (PhaseSummary& p : s.phases) {
-    for (const Step& x : t.steps) p.useful += overlap(x.start, x.end, p.begin, p.end);
+    for (const auto& [id, stretches] : busy)
+      for (const Busy& x : stretches) p.useful += x.cores * overlap(x.from, x.to, p.begin, p.end);
     for (const NodeSummary& n : s.nodes)
       if (auto it = allocation.intervals.find(n.node); it != allocation.intervals.end())
         for (const auto& [from, to] : it->second) p.allocated += n.cores * overlap(from, to, p.begin, p.end);

@@ -21,7 +21,7 @@ struct NodeSummary {
   std::uint32_t node = 0;
   unsigned cores = 1;
   bool cores_known = false;  // from the trace; otherwise the most steps the node ran at once
-  double busy = 0;           // core-seconds of steps
+  double busy = 0;           // core-seconds of steps: while k steps run, min(k, cores) cores are busy
   double allocated = 0;      // seconds the node was allocated
   double cpu = 0;            // busy ÷ (cores × duration)
   std::uint64_t bytes_out = 0, bytes_in = 0;
