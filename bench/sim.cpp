@@ -9,6 +9,7 @@
 //
 // Ours runs in partial direct execution with NOALLOC: leaves charge flops / 1e9 s, payloads hold no data.
 // Last line: {"msgs_per_s", "peer_msgs_per_s", "ratio", "max_rel_err", ...}.
+#include "peer.hpp"
 #include "support.hpp"
 
 #include <dps/cli.hpp>
@@ -124,25 +125,6 @@ Outcome simulate(const Scenario& s) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (t.results != s.messages) throw std::runtime_error("the merge counted " + std::to_string(t.results) + " results");
   return {app.now(), wall, simulator.report().peak_rss_mb};
-}
-
-// The last line of a peer's output, and a number in it.
-std::string run_peer(const std::string& command) {
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) throw std::runtime_error("cannot run " + command);
-  std::string last, line;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) {
-    line = buf;
-    if (line.find_first_not_of(" \n") != std::string::npos) last = line;
-  }
-  if (pclose(p) != 0) throw std::runtime_error(command + " failed");
-  return last;
-}
-double field(const std::string& text, const std::string& name) {
-  const auto at = text.find(name);
-  if (at == std::string::npos) throw std::runtime_error("no " + name + " in '" + text + "'");
-  return std::stod(text.substr(text.find_first_of("=:", at) + 1));
 }
 
 }  // namespace
