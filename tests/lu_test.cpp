@@ -51,29 +51,32 @@ void expect_lapacks_factors(const lu::Result& result, const Options& o) {
 }
 
 struct Variant {
-  const char* name;
-  bool pipelined;
+  lu::Variant variant;
   int window;
 };
-constexpr Variant kVariants[] = {{"basic", false, 0}, {"pipelined", true, 0}, {"pipelined, window 3", true, 3}};
+constexpr Variant kVariants[] = {{lu::Variant::Basic, 0},
+                                 {lu::Variant::Pipelined, 0},
+                                 {lu::Variant::Pipelined, 3},
+                                 {lu::Variant::Owner, 0},
+                                 {lu::Variant::Owner, 2}};
 
 class LuAgainstLapack : public ::testing::TestWithParam<bool> {};  // simulated or not
 
 TEST_P(LuAgainstLapack, EveryVariantGivesDgetrfsFactors) {
   for (const Variant& v : kVariants) {
-    SCOPED_TRACE(v.name);
+    SCOPED_TRACE(std::string(lu::name(v.variant)) + ", window " + std::to_string(v.window));
     auto app = application(GetParam());
-    const Options o = Options{.n = 192, .r = 32, .pipelined = v.pipelined, .window = v.window, .keep_factors = true}
+    const Options o = Options{.n = 192, .r = 32, .variant = v.variant, .window = v.window, .keep_factors = true}
                           .resolved(app->nodes());
     expect_lapacks_factors(lu::run(*app, o), o);
   }
 }
 
 TEST_P(LuAgainstLapack, ThreadsRemovedAndAddedBetweenIterationsChangeNothingInTheFactors) {
-  for (const bool pipelined : {false, true}) {
-    SCOPED_TRACE(pipelined ? "pipelined" : "basic");
+  for (const lu::Variant variant : {lu::Variant::Basic, lu::Variant::Pipelined, lu::Variant::Owner}) {
+    SCOPED_TRACE(lu::name(variant));
     auto app = application(GetParam());
-    Options o{.n = 192, .r = 32, .pipelined = pipelined, .multipliers = 3, .keep_factors = true};
+    Options o{.n = 192, .r = 32, .variant = variant, .multipliers = 3, .keep_factors = true};
     o.changes = {{2, -2}, {4, +2}};  // three multipliers, one after iteration 2, three after iteration 4
     o = o.resolved(app->nodes());
     const lu::Result result = lu::run(*app, o);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -30,6 +31,21 @@ std::string iteration(int level) { return "iteration " + std::to_string(level + 
 }  // namespace
 
 const Kernels& kernels() { return process_kernels; }
+
+const char* name(Variant v) {
+  switch (v) {
+    case Variant::Basic: return "basic";
+    case Variant::Pipelined: return "pipelined";
+    case Variant::Owner: return "owner";
+  }
+  return "?";
+}
+
+Variant variant_named(const std::string& text) {
+  for (Variant v : {Variant::Basic, Variant::Pipelined, Variant::Owner})
+    if (text == name(v)) return v;
+  throw std::invalid_argument("--variant expects basic, pipelined or owner, got '" + text + "'");
+}
 void set_kernels(const Kernels& k) { process_kernels = k; }
 
 double entry(std::uint64_t seed, MatrixKind kind, int n, int row, int column) {
@@ -124,50 +140,90 @@ struct Begin : dps::Split<Start, Ready> {
   }
 };
 
-template <bool kPipelined>
-struct Factor : dps::Stream<Ready, Panel, Column> {
+// What Factor posts, per variant: a Panel with L11 for seed 004's graph, an Update sharing the
+// whole factored panel for the owner variant. Made once the panel is factored.
+struct ToSolve {
+  using Out = Panel;
+  ToSolve(const Column& c, int level) : c_(c), level_(level) {}
+  Panel flip(int j) const { return {level_, j, true, c_.pivots, {}}; }
+  Panel later(int j) const {
+    return {level_, j, false, c_.pivots, copy_block(c_.block, static_cast<std::size_t>(level_) * c_.r, c_.n, c_.r)};
+  }
+
+ private:
+  const Column& c_;
+  int level_;
+};
+
+struct ToUpdate {
+  using Out = Update;
+  ToUpdate(const Column& c, int level) : panel_(std::make_shared<PanelData>()) {
+    PanelData& p = *panel_;
+    p.level = level;
+    p.rows = c.n - level * c.r;
+    p.r = c.r;
+    p.lu = dps::LargeArray<double>(static_cast<std::size_t>(p.rows) * c.r);
+    p.pivots = c.pivots;
+    if (p.lu.allocated() && c.block.allocated())
+      for (int j = 0; j < c.r; ++j)
+        std::memcpy(p.lu.data() + static_cast<std::size_t>(j) * p.rows,
+                    c.block.data() + static_cast<std::size_t>(j) * c.n + static_cast<std::size_t>(level) * c.r,
+                    sizeof(double) * static_cast<std::size_t>(p.rows));
+  }
+  Update flip(int j) const { return {panel_->level, j, true, panel_}; }
+  Update later(int j) const { return {panel_->level, j, false, panel_}; }
+
+ private:
+  std::shared_ptr<PanelData> panel_;
+};
+
+// LU of panel `level` as soon as its column is up to date; then what follows it for every earlier
+// column at once and every later one as it becomes up to date (all at the end when not pipelined).
+template <bool kPipelined, class Posts>
+struct Factor : dps::Stream<Ready, typename Posts::Out, Column> {
   dps::Step execute(Ready first) {
-    Column& c = thread();
+    Column& c = this->thread();
     const int level = c.index, columns = c.n / c.r, r = c.r;
     std::vector<int> arrived(static_cast<std::size_t>(columns), 0);
-    std::vector<int> ready;  // columns up to date, in the order they became so
+    std::vector<int> ready;  // later columns up to date, in the order they became so
     const auto arrive = [&](const Ready& x) {
-      if (++arrived[static_cast<std::size_t>(x.column)] == x.of) ready.push_back(x.column);
+      if (x.of > 0 && ++arrived[static_cast<std::size_t>(x.column)] == x.of) ready.push_back(x.column);
     };
     arrive(first);
     const auto previous_done = [&] {  // every update of the previous level is in: it ends
-      if (first.level >= 0) end_phase(iteration(first.level));
+      if (first.level >= 0) this->end_phase(iteration(first.level));
     };
     if constexpr (!kPipelined) {
-      while (auto x = co_await next()) arrive(*x);
+      while (auto x = co_await this->next()) arrive(*x);
       previous_done();
     }
-    bool factored = false, more = kPipelined;
+    std::optional<Posts> posts;
+    bool more = kPipelined;
     std::size_t sent = 0;
     for (;;) {
-      if (!factored && std::find(ready.begin(), ready.end(), level) != ready.end()) {
+      if (!posts && std::find(ready.begin(), ready.end(), level) != ready.end()) {
         const std::size_t top = static_cast<std::size_t>(level) * r;
-        begin_phase(iteration(level));
+        this->begin_phase(iteration(level));
         const int singular = c.block.allocated()
                                  ? kernels().factor(c.n - level * r, r, c.block.data() + top, c.n, c.pivots.data())
                                  : kernels().factor(c.n - level * r, r, nullptr, c.n, nullptr);
         if (singular)
           throw std::runtime_error("the matrix is singular: U(" + std::to_string(top + singular) + "," +
                                    std::to_string(top + singular) + ") is exactly zero");
-        factored = true;
-        for (int j = 0; j < level; ++j) {  // row flips of the earlier columns' L
-          Panel flip{level, j, true, c.pivots, {}};
-          co_await post(std::move(flip));
+        posts.emplace(c, level);
+        for (int j = 0; j < level; ++j) {  // row interchanges in the earlier columns' L
+          auto flip = posts->flip(j);
+          co_await this->post(std::move(flip));
         }
       }
-      while (factored && sent < ready.size()) {
+      while (posts && sent < ready.size()) {
         const int j = ready[sent++];
         if (j == level) continue;
-        Panel panel{level, j, false, c.pivots, copy_block(c.block, static_cast<std::size_t>(level) * r, c.n, r)};
-        co_await post(std::move(panel));
+        auto later = posts->later(j);
+        co_await this->post(std::move(later));
       }
       if (!more) break;
-      auto x = co_await next();
+      auto x = co_await this->next();
       if (!x) {
         more = false;
         previous_done();
@@ -178,6 +234,23 @@ struct Factor : dps::Stream<Ready, Panel, Column> {
   }
 };
 
+// The owner variant's step 2 and 3 on column j: interchanges, T12 = L11⁻¹·A12, B -= L21·T12.
+struct UpdateColumn : dps::Leaf<Update, Ready, Column> {
+  Ready execute(const Update& u) {
+    Column& c = thread();
+    const PanelData& p = *u.panel;
+    const int r = c.r, below = p.rows - r;
+    const bool data = c.block.allocated() && p.lu.allocated();
+    double* top = data ? c.block.data() + static_cast<std::size_t>(p.level) * r : nullptr;
+    kernels().swap(r, top, c.n, p.pivots.data(), r);
+    if (u.flip_only) return {u.column, 0, p.level};  // counts for nothing: the column is done
+    kernels().solve(r, p.lu.data(), p.rows, top, c.n);
+    if (below > 0)
+      kernels().update(below, r, data ? p.lu.data() + r : nullptr, p.rows, top, c.n, data ? top + r : nullptr, c.n);
+    return {u.column, 1, p.level};
+  }
+};
+
 struct Solve : dps::Leaf<Panel, Solved, Column> {
   Solved execute(const Panel& p) {
     Column& c = thread();
@@ -185,7 +258,7 @@ struct Solve : dps::Leaf<Panel, Solved, Column> {
     double* top = c.block.allocated() ? c.block.data() + static_cast<std::size_t>(p.level) * r : nullptr;
     kernels().swap(r, top, c.n, p.pivots.data(), r);
     if (p.flip_only) return {p.level, p.column, {}};
-    kernels().solve(r, p.l11.data(), top, c.n);
+    kernels().solve(r, p.l11.data(), r, top, c.n);
     return {p.level, p.column, copy_block(c.block, static_cast<std::size_t>(p.level) * r, c.n, r)};
   }
 };
@@ -255,22 +328,35 @@ struct CloseLast : dps::Merge<Solved, Finished> {
   }
 };
 
+// Seed 004's graph: Factor >> Solve >> Distribute >> Multiply >> Subtract per level.
 template <bool kPipelined>
-dps::Chain<Start, Finished> segment(const Columns& columns, const Multipliers& multipliers, const Master& master,
-                                    const SegmentPlan& plan) {
+dps::Chain<Start, Finished> blocks_segment(const Columns& columns, const Multipliers& multipliers, const Master& master,
+                                           const SegmentPlan& plan) {
   const auto to_solve = [](const Panel& p, std::size_t) { return column_route(p.column); };
   const auto to_subtract = [](const Product& p, std::size_t) { return column_route(p.column); };
   dps::Chain<Start, Ready> chain = dps::op<Begin>(master, dps::to(0));
   for (int level = plan.first; level < plan.last; ++level) {
-    const auto factor = dps::op<Factor<kPipelined>>(columns, dps::to(static_cast<std::size_t>(level))).named("lu");
+    const auto at_panel = dps::to(static_cast<std::size_t>(level));
+    const auto factor = dps::op<Factor<kPipelined, ToSolve>>(columns, at_panel).named("lu");
     const auto solve = dps::op<Solve>(columns, to_solve).named("trsm");
-    if (level == plan.columns - 1) {  // the last panel: only row flips follow
+    if (level == plan.columns - 1)  // the last panel: only row interchanges follow
       return chain >> factor >> solve >> dps::op<CloseLast>(master, dps::to(0));
-    }
-    auto distribute = dps::op<Distribute<kPipelined>>(columns, dps::to(static_cast<std::size_t>(level))).named("distribute");
+    auto distribute = dps::op<Distribute<kPipelined>>(columns, at_panel).named("distribute");
     if (plan.window > 0) distribute = distribute.window(static_cast<std::uint32_t>(plan.window));
     chain = chain >> factor >> solve >> distribute >> dps::op<Multiply>(multipliers).named("multiply") >>
             dps::op<Subtract>(columns, to_subtract).named("subtract");
+  }
+  return chain >> dps::op<CloseSegment>(master, dps::to(0));
+}
+
+// The owner variant: Factor >> Update per level.
+dps::Chain<Start, Finished> owner_segment(const Columns& columns, const Master& master, const SegmentPlan& plan) {
+  const auto to_update = [](const Update& u, std::size_t) { return column_route(u.column); };
+  dps::Chain<Start, Ready> chain = dps::op<Begin>(master, dps::to(0));
+  for (int level = plan.first; level < plan.last; ++level) {
+    auto factor = dps::op<Factor<true, ToUpdate>>(columns, dps::to(static_cast<std::size_t>(level))).named("lu");
+    if (plan.window > 0) factor = factor.window(static_cast<std::uint32_t>(plan.window));
+    chain = chain >> factor >> dps::op<UpdateColumn>(columns, to_update).named("update");
   }
   return chain >> dps::op<CloseSegment>(master, dps::to(0));
 }
@@ -282,8 +368,12 @@ dps::Chain<Start, Finished> segment_graph(const Columns& columns, const Multipli
   if (plan.first < 0 || plan.first >= plan.last || plan.last > plan.columns)
     throw std::invalid_argument("a segment of levels [" + std::to_string(plan.first) + ", " + std::to_string(plan.last) +
                                 ") of " + std::to_string(plan.columns));
-  return plan.pipelined ? segment<true>(columns, multipliers, master, plan)
-                        : segment<false>(columns, multipliers, master, plan);
+  switch (plan.variant) {
+    case Variant::Basic: return blocks_segment<false>(columns, multipliers, master, plan);
+    case Variant::Pipelined: return blocks_segment<true>(columns, multipliers, master, plan);
+    case Variant::Owner: return owner_segment(columns, master, plan);
+  }
+  throw std::logic_error("unknown LU variant");
 }
 
 dps::Chain<Fill, Finished> fill_graph(const Columns& columns, const Master& master) {

@@ -10,7 +10,14 @@
 //   Subtract (leaf, column j)        B_ij -= L21_i·T12_j (step 3): column j is one block nearer ready
 //
 // then Factor of level l+1 again. Each level is a phase of the trace, "iteration l+1", from its
-// panel's LU to its last subtraction (pipelined, they overlap). In the basic variant, Factor and Distribute wait for all their
+// panel's LU to its last subtraction (pipelined, they overlap).
+//
+// The owner variant (ours, not the paper's) keeps the multiplications with the data, as ScaLAPACK
+// does: Factor sends each later column the factored panel once, and the column's own thread does
+// the interchanges, the triangular solve and the whole trailing update in one dgemm (Update). No
+// r×r blocks travel, and columns on one node share one copy of the panel.
+//
+//   Factor (stream, column l) >> Update (leaf, column j) >> Factor (level l+1) ... In the basic variant, Factor and Distribute wait for all their
 // inputs before posting (a merge–split barrier); pipelined, they post as inputs arrive, so levels
 // overlap. A segment of levels [first, last) is one graph call, between which threads may change.
 //
@@ -23,6 +30,7 @@
 #include <dps/dps.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace lu {
@@ -108,6 +116,33 @@ struct Product {
     a(level, row, column, block);
   }
 };
+// Level `level`'s factored panel (rows level·r to n of its column block) and pivots, shared by the
+// columns of one node; each node receiving it over the network gets its own copy.
+struct PanelData {
+  int level = 0, rows = 0, r = 0;
+  dps::LargeArray<double> lu;  // rows×r, column major: L11 and U11 on top, L21 below
+  dps::LargeArray<int> pivots;
+  template <class A>
+  void serialize(A& a) {
+    a(level, rows, r, lu, pivots);
+  }
+};
+struct Update {
+  int level = 0, column = 0;
+  bool flip_only = false;  // an earlier column: its rows interchanged, nothing else
+  std::shared_ptr<const PanelData> panel;
+  template <class A>
+  void save(A& a) const {
+    a(level, column, flip_only, *panel);
+  }
+  template <class A>
+  void load(A& a) {
+    PanelData p;
+    a(level, column, flip_only, p);
+    panel = std::make_shared<const PanelData>(std::move(p));
+  }
+};
+
 struct Start {
   int first = 0, columns = 0;  // the segment's first level; the number of column blocks
   template <class A>
@@ -123,10 +158,18 @@ struct Finished {
   }
 };
 
+enum class Variant : std::uint8_t {
+  Basic,      // seed 004's graph with merge–split barriers
+  Pipelined,  // seed 004 Fig. 6: streams
+  Owner,      // the trailing update by each column's owner, pipelined
+};
+const char* name(Variant v);
+Variant variant_named(const std::string& text);  // throws std::invalid_argument
+
 struct SegmentPlan {
   int first = 0, last = 0;  // levels [first, last)
   int columns = 0;          // K = n / r
-  bool pipelined = true;
+  Variant variant = Variant::Pipelined;
   int window = 0;  // flow control on Distribute's jobs; 0: none
 };
 

@@ -26,9 +26,15 @@ void Kernels::swap(int columns, double* a, int ld, const int* ipiv, int r) const
   dps::compute(times_.swap * columns / r, [&] { LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, columns, a, ld, 1, r, ipiv, 1); });
 }
 
-void Kernels::solve(int r, const double* l, double* b, int ld) const {
+void Kernels::solve(int r, const double* l, int ldl, double* b, int ld) const {
   dps::compute(times_.solve, [&] {
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, r, r, 1.0, l, r, b, ld);
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, r, r, 1.0, l, ldl, b, ld);
+  });
+}
+
+void Kernels::update(int rows, int r, const double* a, int lda, const double* b, int ldb, double* c, int ldc) const {
+  dps::compute(times_.multiply * rows / r, [&] {
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, r, r, -1.0, a, lda, b, ldb, 1.0, c, ldc);
   });
 }
 
@@ -83,7 +89,7 @@ Kernels Kernels::measure(int r) {
                        direct.factor(m, r, work.data(), m, ipiv.data());
                      }) / m;
   t.swap = median_seconds([&] { direct.swap(r, panel.data(), m, ipiv.data(), r); });
-  t.solve = median_seconds([&] { direct.solve(r, a.data(), b.data(), r); });
+  t.solve = median_seconds([&] { direct.solve(r, a.data(), r, b.data(), r); });
   t.multiply = median_seconds([&] { direct.multiply(r, a.data(), b.data(), c.data()); });
   t.subtract = median_seconds([&] { direct.subtract(r, c.data(), b.data(), r); });
   return Kernels(t);

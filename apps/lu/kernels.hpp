@@ -32,10 +32,12 @@ class Kernels {
   int factor(int m, int r, double* a, int ld, int* ipiv) const;
   // Applies the r row interchanges of ipiv (relative to `a`'s first row) to `columns` columns.
   void swap(int columns, double* a, int ld, const int* ipiv, int r) const;
-  // b = L⁻¹·b, L the unit lower triangle of the r×r block `l` (leading dimension r); b is r×r.
-  void solve(int r, const double* l, double* b, int ld) const;
+  // b = L⁻¹·b, L the unit lower triangle of the r×r block `l` (leading dimension ldl); b is r×r.
+  void solve(int r, const double* l, int ldl, double* b, int ld) const;
   // c = a·b, all r×r with leading dimension r.
   void multiply(int r, const double* a, const double* b, double* c) const;
+  // c -= a·b: a is rows×r, b r×r, c rows×r (the trailing update of one column block at once).
+  void update(int rows, int r, const double* a, int lda, const double* b, int ldb, double* c, int ldc) const;
   // a -= c: the r×r block `c` (leading dimension r) from the block at `a`.
   void subtract(int r, const double* c, double* a, int ld) const;
 

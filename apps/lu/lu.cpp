@@ -54,7 +54,7 @@ Result run(dps::Application& app, const Options& o) {
   int first = 0;
   for (auto change = o.changes.begin();; ++change) {
     const int last = change == o.changes.end() ? K : change->first;
-    const SegmentPlan plan{first, last, K, o.pipelined, o.window};
+    const SegmentPlan plan{first, last, K, o.variant, o.window};
     app.graph(segment_graph(columns, multipliers, master, plan), "lu").call(Start{first, K}).get();
     if (change == o.changes.end()) break;
     if (change->second > 0) multipliers.add(static_cast<std::size_t>(change->second));

@@ -2,7 +2,7 @@
 // check. What `lu` and `lu-sim` do after reading their options, and what the tests call.
 //
 //   dps::Application app(argc, argv);
-//   lu::Options o{.n = 2592, .r = 324, .pipelined = true, .window = 8};
+//   lu::Options o{.n = 2592, .r = 324, .variant = lu::Variant::Pipelined, .window = 8};
 //   lu::Result result = lu::run(app, o.resolved(app.nodes()));
 //   std::printf("%.3f GFLOP/s, residual %.3g\n", result.gflops, *result.residual);
 #pragma once
@@ -19,7 +19,7 @@ namespace lu {
 struct Options {
   int n = 2592;
   int r = 0;  // 0: chosen by resolved()
-  bool pipelined = true;
+  Variant variant = Variant::Owner;
   int window = 0;           // flow control on a level's multiplication jobs; 0: none
   int multipliers = 0;      // 0: one per node
   int column_nodes = 0;     // column threads on the first this many nodes; 0: all
