@@ -15,7 +15,7 @@
 // The owner variant (ours, not the paper's) keeps the multiplications with the data, as ScaLAPACK
 // does: Factor sends each later column the factored panel once, and the column's own thread does
 // the interchanges, the triangular solve and the whole trailing update in one dgemm (Update). No
-// r×r blocks travel, and columns on one node share one copy of the panel.
+// r×r blocks travel; the columns on the panel's node share it, every other column receives its copy.
 //
 //   Factor (stream, column l) >> Update (leaf, column j) >> Factor (level l+1) ... In the basic variant, Factor and Distribute wait for all their
 // inputs before posting (a merge–split barrier); pipelined, they post as inputs arrive, so levels
