@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
 
     // The simulator: partial direct execution without data (seed 004 §7, ~22 000 operations).
     const std::vector<std::string> pdexec =
-        run_lines(std::string(DPS_LU_SIM) + " --nodes 8 --n 2592 --r 81 --pdexec --noalloc 2>&1");
+        run_lines(std::string(DPS_LU_SIM) + " --nodes 8 --n 2592 --r 81 --variant pipelined --pdexec --noalloc 2>&1");
     if (pdexec.size() < 2) throw std::runtime_error("lu-sim printed no report");
     const std::string& report = pdexec[pdexec.size() - 2];
     const double pdexec_s = field(report, "wall_s"), pdexec_mb = field(report, "peak_rss_mb");

@@ -2,7 +2,7 @@
 // duration estimate, so a partial direct execution simulation charges the estimate instead.
 // Matrices are column major; `ld` is the leading dimension (rows of the enclosing array).
 //
-//   lu::Kernels k = lu::Kernels::measure(r);        // times each kernel once at block size r
+//   lu::Kernels k = lu::Kernels::measure(r);        // times each kernel at block size r
 //   int singular = k.factor(m, r, panel, n, ipiv);  // 0, or the 1-based column of a zero pivot
 //   k.multiply(r, a, b, c);                          // c = a·b, r×r blocks
 #pragma once
@@ -23,7 +23,8 @@ struct KernelTimes {
 class Kernels {
  public:
   explicit Kernels(KernelTimes times) : times_(times) {}
-  // Times each kernel at block size r on this machine (a few milliseconds for r = 256).
+  // Times each kernel at block size r on this machine: the shortest of several runs (a few
+  // milliseconds for r = 256). KernelModel fits these over several sizes.
   static Kernels measure(int r);
   const KernelTimes& times() const noexcept { return times_; }
 

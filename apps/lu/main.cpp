@@ -5,6 +5,7 @@
 //   lu --nodes 4 --n 2592 --r 324 --variant pipelined --window 8 --trace traces/lu.dpstrace
 //   lu --nodes 8 --variant basic --column-nodes 4 --remove-after 1:4      # seed 004 Fig. 13
 //   lu-sim --nodes 8 --model cluster.json --pdexec --noalloc --n 2592 --r 81
+#include "kernel_model.hpp"
 #include "kernels.hpp"
 #include "lu.hpp"
 
@@ -12,8 +13,11 @@
 #include <dps/dps.hpp>
 
 #include <cstdio>
+#include <filesystem>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <algorithm>
 
 namespace {
 
@@ -40,6 +44,34 @@ std::pair<int, int> iteration_and_count(const std::string& option, const std::st
   throw std::invalid_argument(option + " expects ITERATION:COUNT with both positive, got '" + text + "'");
 }
 
+// --scale factor=0.9,multiply=0.25: the kernel times multiplied.
+lu::KernelTimes scaled(lu::KernelTimes t, const std::string& text) {
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto equals = item.find('=');
+    std::size_t used = 0;
+    double factor = -1;
+    try {
+      if (equals != std::string::npos) factor = std::stod(item.substr(equals + 1), &used);
+    } catch (const std::exception&) {
+    }
+    const std::string kernel = item.substr(0, equals);
+    if (equals == std::string::npos || used != item.size() - equals - 1 || !(factor > 0))
+      throw std::invalid_argument("--scale expects KERNEL=FACTOR with a positive factor, got '" + item + "'");
+    bool known = false;
+    for (auto [name, field] : {std::pair{"factor", &lu::KernelTimes::factor_per_row}, {"swap", &lu::KernelTimes::swap},
+                               {"solve", &lu::KernelTimes::solve}, {"multiply", &lu::KernelTimes::multiply},
+                               {"subtract", &lu::KernelTimes::subtract}})
+      if (kernel == name || kernel == "all") {
+        t.*field *= factor;
+        known = true;
+      }
+    if (!known)
+      throw std::invalid_argument("--scale: no kernel '" + kernel + "' (factor, swap, solve, multiply, subtract, all)");
+  }
+  return t;
+}
+
 lu::MatrixKind matrix_kind(const std::string& text) {
   if (text == "random") return lu::MatrixKind::Random;
   if (text == "zero-column") return lu::MatrixKind::ZeroColumn;
@@ -59,7 +91,7 @@ int main(int argc, char** argv) {
     {
       dps::Application app(argc, argv);  // returns on node 0 only
       long n = 2592, r = 0, window = 0, multipliers = 0, column_nodes = 0, seed = 1;
-      std::string variant = "owner", remove_after, add_after, matrix = "random";
+      std::string variant = "owner", remove_after, add_after, matrix = "random", kernels, scale;
       bool no_check = false;
       dps::Cli cli(kProgram,
                    "Block LU factorization with partial pivoting on a DPS flow graph (seed 004 Fig. 6): column "
@@ -76,6 +108,12 @@ int main(int argc, char** argv) {
           .option("--add-after", add_after, "I:C  add C multiplication threads after iteration I")
           .option("--matrix", matrix, "random (default), zero-column or zero-row (singular: the run says where)")
           .option("--seed", seed, "seed of the random matrix (default 1)")
+          .option("--kernels", kernels,
+                  "FILE  the kernel model partial direct execution charges: read if it exists, else measured "
+                  "here and written (default: measured at r/2, r and 2r, not kept)")
+          .option("--scale", scale,
+                  "KERNEL=F[,...]  under --pdexec, charge kernel F times its modelled time (factor, swap, solve, "
+                  "multiply, subtract, or all): what if the LU kernel were 10 % faster (factor=0.9)")
           .flag("--no-check", no_check, "skip the residual check");
       if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
       lu::Options o{.n = static_cast<int>(n),
@@ -96,7 +134,20 @@ int main(int argc, char** argv) {
         o.changes[i] += c;
       }
       o = o.resolved(app.nodes());
-      lu::set_kernels(lu::Kernels::measure(o.r));  // what a partial direct execution charges
+      if (app.backend().models_compute()) {  // only a partial direct execution charges estimates
+        lu::KernelModel model;
+        if (!kernels.empty() && std::filesystem::exists(kernels)) {
+          model = lu::KernelModel::load(kernels);
+        } else if (!kernels.empty()) {
+          model = lu::KernelModel::measure({32, 64, 128, 256, 512, o.r});
+          model.save(kernels);
+        } else {
+          model = lu::KernelModel::measure({std::max(8, o.r / 2), o.r, 2 * o.r});
+        }
+        lu::set_kernels(lu::Kernels(scaled(model.at(o.r), scale)));
+      } else if (!scale.empty()) {
+        throw std::invalid_argument("--scale changes what partial direct execution charges: it needs lu-sim --pdexec");
+      }
 
       const lu::Result result = lu::run(app, o);
       const std::string residual = result.residual ? std::to_string(*result.residual) : "null";

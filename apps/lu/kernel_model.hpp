@@ -1,0 +1,34 @@
+// KernelModel: how long each LU kernel takes as a function of the block size r, fitted to times
+// measured at several sizes: seconds = a + b·r³ for the multiplication and the triangular solve,
+// a + b·r² for the others (per row for the panel factorization). What partial direct execution
+// charges; a file carries it to a simulation of this machine run anywhere.
+//
+//   lu::KernelModel model = lu::KernelModel::measure({64, 128, 256, 512});   // a second or so
+//   model.save("kernels.json");
+//   lu::set_kernels(lu::Kernels(lu::KernelModel::load("kernels.json").at(324)));
+#pragma once
+
+#include "kernels.hpp"
+
+#include <string>
+#include <vector>
+
+namespace lu {
+
+struct KernelModel {
+  struct Fit {
+    double a = 0, b = 0;  // seconds = a + b·size
+    double power = 3;     // size = r^power
+    double at(int r) const;
+  };
+  Fit factor_per_row{0, 0, 2}, swap{0, 0, 2}, solve{0, 0, 3}, multiply{0, 0, 3}, subtract{0, 0, 2};
+  std::vector<int> sizes;  // where it was measured
+
+  static KernelModel measure(std::vector<int> sizes);
+  KernelTimes at(int r) const;
+
+  void save(const std::string& path) const;         // JSON; throws std::runtime_error naming the file
+  static KernelModel load(const std::string& path);  // throws std::runtime_error naming the file and why
+};
+
+}  // namespace lu
