@@ -85,11 +85,14 @@ struct Generate : dps::Leaf<Fill, Ready, Column> {
   }
 };
 
-struct CountReady : dps::Merge<Ready, Finished> {
-  dps::Step execute(Ready) {
+// Closes a call: counts what it collected; the last level's end ends its iteration.
+template <class In>
+struct Close : dps::Merge<In, Finished> {
+  dps::Step execute(In first) {
     long count = 1;
-    while (auto more = co_await next()) ++count;
-    co_await post(Finished{count});
+    while (auto more = co_await this->next()) ++count;
+    if (first.level >= 0) this->end_phase(iteration(first.level));
+    co_await this->post(Finished{count});
   }
 };
 
@@ -310,24 +313,6 @@ struct Subtract : dps::Leaf<Product, Ready, Column> {
   }
 };
 
-struct CloseSegment : dps::Merge<Ready, Finished> {
-  dps::Step execute(Ready first) {
-    long count = 1;
-    while (auto more = co_await next()) ++count;
-    end_phase(iteration(first.level));
-    co_await post(Finished{count});
-  }
-};
-
-struct CloseLast : dps::Merge<Solved, Finished> {
-  dps::Step execute(Solved first) {
-    long count = 1;
-    while (auto more = co_await next()) ++count;
-    end_phase(iteration(first.level));
-    co_await post(Finished{count});
-  }
-};
-
 // Seed 004's graph: Factor >> Solve >> Distribute >> Multiply >> Subtract per level.
 template <bool kPipelined>
 dps::Chain<Start, Finished> blocks_segment(const Columns& columns, const Multipliers& multipliers, const Master& master,
@@ -340,13 +325,13 @@ dps::Chain<Start, Finished> blocks_segment(const Columns& columns, const Multipl
     const auto factor = dps::op<Factor<kPipelined, ToSolve>>(columns, at_panel).named("lu");
     const auto solve = dps::op<Solve>(columns, to_solve).named("trsm");
     if (level == plan.columns - 1)  // the last panel: only row interchanges follow
-      return chain >> factor >> solve >> dps::op<CloseLast>(master, dps::to(0));
+      return chain >> factor >> solve >> dps::op<Close<Solved>>(master, dps::to(0));
     auto distribute = dps::op<Distribute<kPipelined>>(columns, at_panel).named("distribute");
     if (plan.window > 0) distribute = distribute.window(static_cast<std::uint32_t>(plan.window));
     chain = chain >> factor >> solve >> distribute >> dps::op<Multiply>(multipliers).named("multiply") >>
             dps::op<Subtract>(columns, to_subtract).named("subtract");
   }
-  return chain >> dps::op<CloseSegment>(master, dps::to(0));
+  return chain >> dps::op<Close<Ready>>(master, dps::to(0));
 }
 
 // The owner variant: Factor >> Update per level.
@@ -358,7 +343,7 @@ dps::Chain<Start, Finished> owner_segment(const Columns& columns, const Master& 
     if (plan.window > 0) factor = factor.window(static_cast<std::uint32_t>(plan.window));
     chain = chain >> factor >> dps::op<UpdateColumn>(columns, to_update).named("update");
   }
-  return chain >> dps::op<CloseSegment>(master, dps::to(0));
+  return chain >> dps::op<Close<Ready>>(master, dps::to(0));
 }
 
 }  // namespace
@@ -379,7 +364,7 @@ dps::Chain<Start, Finished> segment_graph(const Columns& columns, const Multipli
 dps::Chain<Fill, Finished> fill_graph(const Columns& columns, const Master& master) {
   const auto to_column = [](const Fill& f, std::size_t) { return column_route(f.column); };
   return dps::op<Scatter>(master, dps::to(0)) >> dps::op<Generate>(columns, to_column).named("generate") >>
-         dps::op<CountReady>(master, dps::to(0));
+         dps::op<Close<Ready>>(master, dps::to(0));
 }
 
 dps::Chain<Start, Factored> gather_graph(const Columns& columns, const Master& master) {
