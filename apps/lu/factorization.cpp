@@ -65,7 +65,7 @@ namespace {
 
 struct Scatter : dps::Split<Fill, Fill> {
   dps::Step execute(Fill f) {
-    for (int j = 0; j < f.n / f.r; ++j) co_await post(Fill{j, f.n, f.r, f.seed, f.kind});
+    for (int j = 0; j < f.n / f.r; ++j) co_await post(Fill{j, f.n, f.r, f.nodes, f.seed, f.kind});
   }
 };
 
@@ -75,6 +75,8 @@ struct Generate : dps::Leaf<Fill, Ready, Column> {
     c.index = f.column;
     c.n = f.n;
     c.r = f.r;
+    c.nodes = f.nodes;
+    c.flipped = f.column;  // its own panel's interchanges: dgetrf applies them
     c.block = dps::LargeArray<double>(static_cast<std::size_t>(f.n) * f.r);
     c.pivots = dps::LargeArray<int>(static_cast<std::size_t>(f.r));
     if (c.block.allocated())
@@ -143,90 +145,78 @@ struct Begin : dps::Split<Start, Ready> {
   }
 };
 
-// What Factor posts, per variant: a Panel with L11 for seed 004's graph, an Update sharing the
-// whole factored panel for the owner variant. Made once the panel is factored.
-struct ToSolve {
-  using Out = Panel;
-  ToSolve(const Column& c, int level) : c_(c), level_(level) {}
-  Panel flip(int j) const { return {level_, j, true, c_.pivots, {}}; }
-  Panel later(int j) const {
-    return {level_, j, false, c_.pivots, copy_block(c_.block, static_cast<std::size_t>(level_) * c_.r, c_.n, c_.r)};
+// Level `level`'s row interchanges in the L of the factored column c, in level order: one that
+// arrives before an earlier level's waits for it.
+void flip(Column& c, int level, const dps::LargeArray<int>& pivots) {
+  if (level != c.flipped + 1) {
+    c.waiting_flips.emplace(level, pivots);
+    return;
   }
-
- private:
-  const Column& c_;
-  int level_;
-};
-
-struct ToUpdate {
-  using Out = Update;
-  ToUpdate(const Column& c, int level) : panel_(std::make_shared<PanelData>()) {
-    PanelData& p = *panel_;
-    p.level = level;
-    p.rows = c.n - level * c.r;
-    p.r = c.r;
-    p.lu = dps::LargeArray<double>(static_cast<std::size_t>(p.rows) * c.r);
-    p.pivots = c.pivots;
-    if (p.lu.allocated() && c.block.allocated())
-      for (int j = 0; j < c.r; ++j)
-        std::memcpy(p.lu.data() + static_cast<std::size_t>(j) * p.rows,
-                    c.block.data() + static_cast<std::size_t>(j) * c.n + static_cast<std::size_t>(level) * c.r,
-                    sizeof(double) * static_cast<std::size_t>(p.rows));
+  const int r = c.r;
+  const auto apply = [&](int at, const dps::LargeArray<int>& p) {
+    kernels().swap(r, c.block.allocated() ? c.block.data() + static_cast<std::size_t>(at) * r : nullptr, c.n, p.data(), r);
+    c.flipped = at;
+  };
+  apply(level, pivots);
+  for (auto next = c.waiting_flips.find(c.flipped + 1); next != c.waiting_flips.end();
+       next = c.waiting_flips.find(c.flipped + 1)) {
+    apply(next->first, next->second);
+    c.waiting_flips.erase(next);
   }
-  Update flip(int j) const { return {panel_->level, j, true, panel_}; }
-  Update later(int j) const { return {panel_->level, j, false, panel_}; }
+}
 
- private:
-  std::shared_ptr<PanelData> panel_;
-};
+// Step 1 on column c: LU of panel `level` in place (its pivots in c.pivots); throws on a zero pivot.
+void factor_panel(Column& c, int level) {
+  const std::size_t top = static_cast<std::size_t>(level) * c.r;
+  const int singular = c.block.allocated()
+                           ? kernels().factor(c.n - level * c.r, c.r, c.block.data() + top, c.n, c.pivots.data())
+                           : kernels().factor(c.n - level * c.r, c.r, nullptr, c.n, nullptr);
+  if (singular)
+    throw std::runtime_error("the matrix is singular: U(" + std::to_string(top + singular) + "," +
+                             std::to_string(top + singular) + ") is exactly zero");
+}
 
-// LU of panel `level` as soon as its column is up to date; then what follows it for every earlier
-// column at once and every later one as it becomes up to date (all at the end when not pipelined).
-template <bool kPipelined, class Posts>
-struct Factor : dps::Stream<Ready, typename Posts::Out, Column> {
+// Seed 004's Factor: LU of panel `level` as soon as its column is up to date; then a Panel with
+// L11 for every later column as it becomes up to date, and the pivots for every earlier one (all
+// at the end when not pipelined).
+template <bool kPipelined>
+struct Factor : dps::Stream<Ready, Panel, Column> {
   dps::Step execute(Ready first) {
-    Column& c = this->thread();
+    Column& c = thread();
     const int level = c.index, columns = c.n / c.r, r = c.r;
     std::vector<int> arrived(static_cast<std::size_t>(columns), 0);
-    std::vector<int> ready;  // later columns up to date, in the order they became so
+    std::vector<int> ready;  // columns up to date, in the order they became so
     const auto arrive = [&](const Ready& x) {
       if (x.of > 0 && ++arrived[static_cast<std::size_t>(x.column)] == x.of) ready.push_back(x.column);
     };
     arrive(first);
     const auto previous_done = [&] {  // every update of the previous level is in: it ends
-      if (first.level >= 0) this->end_phase(iteration(first.level));
+      if (first.level >= 0) end_phase(iteration(first.level));
     };
     if constexpr (!kPipelined) {
-      while (auto x = co_await this->next()) arrive(*x);
+      while (auto x = co_await next()) arrive(*x);
       previous_done();
     }
-    std::optional<Posts> posts;
-    bool more = kPipelined;
+    bool factored = false, more = kPipelined;
     std::size_t sent = 0;
     for (;;) {
-      if (!posts && std::find(ready.begin(), ready.end(), level) != ready.end()) {
-        const std::size_t top = static_cast<std::size_t>(level) * r;
-        this->begin_phase(iteration(level));
-        const int singular = c.block.allocated()
-                                 ? kernels().factor(c.n - level * r, r, c.block.data() + top, c.n, c.pivots.data())
-                                 : kernels().factor(c.n - level * r, r, nullptr, c.n, nullptr);
-        if (singular)
-          throw std::runtime_error("the matrix is singular: U(" + std::to_string(top + singular) + "," +
-                                   std::to_string(top + singular) + ") is exactly zero");
-        posts.emplace(c, level);
+      if (!factored && std::find(ready.begin(), ready.end(), level) != ready.end()) {
+        begin_phase(iteration(level));
+        factor_panel(c, level);
+        factored = true;
         for (int j = 0; j < level; ++j) {  // row interchanges in the earlier columns' L
-          auto flip = posts->flip(j);
-          co_await this->post(std::move(flip));
+          Panel flip{level, j, true, c.pivots, {}};
+          co_await post(std::move(flip));
         }
       }
-      while (posts && sent < ready.size()) {
+      while (factored && sent < ready.size()) {
         const int j = ready[sent++];
         if (j == level) continue;
-        auto later = posts->later(j);
-        co_await this->post(std::move(later));
+        Panel panel{level, j, false, c.pivots, copy_block(c.block, static_cast<std::size_t>(level) * r, c.n, r)};
+        co_await post(std::move(panel));
       }
       if (!more) break;
-      auto x = co_await this->next();
+      auto x = co_await next();
       if (!x) {
         more = false;
         previous_done();
@@ -237,20 +227,111 @@ struct Factor : dps::Stream<Ready, typename Posts::Out, Column> {
   }
 };
 
-// The owner variant's step 2 and 3 on column j: interchanges, T12 = L11⁻¹·A12, B -= L21·T12.
-struct UpdateColumn : dps::Leaf<Update, Ready, Column> {
-  Ready execute(const Update& u) {
+// ---- the owner variant ----
+
+struct BeginNodes : dps::Split<Start, NodeReady> {
+  dps::Step execute(Start s) {
+    for (int p = 0; p < s.nodes; ++p) {
+      NodeReady ready{p, -1, {}};
+      for (int j = s.first; j < s.columns; ++j)
+        if (j % s.nodes == p) ready.columns.push_back(j);
+      if (!ready.columns.empty()) co_await post(std::move(ready));
+    }
+  }
+};
+
+// The factored panel `level` of column c, to share.
+std::shared_ptr<PanelData> make_panel(const Column& c, int level) {
+  auto panel = std::make_shared<PanelData>();
+  PanelData& p = *panel;
+  p.level = level;
+  p.rows = c.n - level * c.r;
+  p.r = c.r;
+  p.lu = dps::LargeArray<double>(static_cast<std::size_t>(p.rows) * c.r);
+  p.pivots = c.pivots;
+  if (p.lu.allocated() && c.block.allocated())
+    for (int j = 0; j < c.r; ++j)
+      std::memcpy(p.lu.data() + static_cast<std::size_t>(j) * p.rows,
+                  c.block.data() + static_cast<std::size_t>(j) * c.n + static_cast<std::size_t>(level) * c.r,
+                  sizeof(double) * static_cast<std::size_t>(p.rows));
+  return panel;
+}
+
+// LU of panel `level` once its column is up to date; then, per relay, a Share of the panel with
+// that node's later columns as they become up to date (column level+1 first and alone: it gates
+// the next level) and the node's earlier columns to interchange rows in: with the first other
+// later columns, or at once when it has none.
+struct FactorShares : dps::Stream<NodeReady, Share, Column> {
+  dps::Step execute(NodeReady first) {
     Column& c = thread();
-    const PanelData& p = *u.panel;
-    const int r = c.r, below = p.rows - r;
-    const bool data = c.block.allocated() && p.lu.allocated();
-    double* top = data ? c.block.data() + static_cast<std::size_t>(p.level) * r : nullptr;
-    kernels().swap(r, top, c.n, p.pivots.data(), r);
-    if (u.flip_only) return {u.column, 0, p.level};  // counts for nothing: the column is done
-    kernels().solve(r, p.lu.data(), p.rows, top, c.n);
-    if (below > 0)
-      kernels().update(below, r, data ? p.lu.data() + r : nullptr, p.rows, top, c.n, data ? top + r : nullptr, c.n);
-    return {u.column, 1, p.level};
+    const int level = c.index, columns = c.n / c.r, nodes = c.nodes, previous = first.level;
+    std::vector<NodeReady> waiting;  // up to date, not yet shared
+    waiting.push_back(std::move(first));
+    std::vector<bool> flipped(static_cast<std::size_t>(nodes), false);
+    const auto earlier = [&](int p) {  // the node's columns before the panel, the first time asked
+      std::vector<int> out;
+      if (!flipped[static_cast<std::size_t>(p)])
+        for (int j = p; j < level; j += nodes) out.push_back(j);
+      flipped[static_cast<std::size_t>(p)] = true;
+      return out;
+    };
+    std::shared_ptr<PanelData> panel;
+    for (bool more = true;;) {
+      const auto has_panel = [&](const NodeReady& x) {
+        return std::find(x.columns.begin(), x.columns.end(), level) != x.columns.end();
+      };
+      if (!panel && std::any_of(waiting.begin(), waiting.end(), has_panel)) {
+        begin_phase(iteration(level));
+        factor_panel(c, level);
+        panel = make_panel(c, level);
+        for (int p = 0; p < nodes; ++p) {  // nodes with no later column past level+1: interchanges now
+          bool rest = false;
+          for (int j = level + 2; j < columns && !rest; ++j) rest = j % nodes == p;
+          if (rest) continue;
+          Share flips{p, {}, earlier(p), panel};
+          if (!flips.earlier.empty()) co_await post(std::move(flips));
+        }
+      }
+      if (panel) {
+        for (const NodeReady& x : waiting) {
+          std::vector<int> later;
+          for (const int j : x.columns)
+            if (j == level + 1) {
+              Share next{x.node, {j}, {}, panel};
+              co_await post(std::move(next));
+            } else if (j > level) {
+              later.push_back(j);
+            }
+          if (!later.empty()) {
+            Share rest{x.node, std::move(later), earlier(x.node), panel};
+            co_await post(std::move(rest));
+          }
+        }
+        waiting.clear();
+      }
+      if (!more) break;
+      auto x = co_await next();
+      if (!x) {
+        if (previous >= 0) end_phase(iteration(previous));
+        more = false;
+        continue;
+      }
+      waiting.push_back(std::move(*x));
+    }
+  }
+};
+
+// On relay p: the Share's columns, each an Update (they are on this node: the panel is not copied).
+struct Dispatch : dps::Split<Share, Update> {
+  dps::Step execute(Share s) {
+    for (const int j : s.later) {
+      Update u{j, false, s.panel};  // named first: GCC 12 destroys an owning temporary in co_await twice
+      co_await post(std::move(u));
+    }
+    for (const int j : s.earlier) {
+      Update u{j, true, s.panel};
+      co_await post(std::move(u));
+    }
   }
 };
 
@@ -258,9 +339,12 @@ struct Solve : dps::Leaf<Panel, Solved, Column> {
   Solved execute(const Panel& p) {
     Column& c = thread();
     const int r = c.r;
+    if (p.flip_only) {
+      flip(c, p.level, p.pivots);
+      return {p.level, p.column, {}};
+    }
     double* top = c.block.allocated() ? c.block.data() + static_cast<std::size_t>(p.level) * r : nullptr;
     kernels().swap(r, top, c.n, p.pivots.data(), r);
-    if (p.flip_only) return {p.level, p.column, {}};
     kernels().solve(r, p.l11.data(), r, top, c.n);
     return {p.level, p.column, copy_block(c.block, static_cast<std::size_t>(p.level) * r, c.n, r)};
   }
@@ -295,6 +379,39 @@ struct Distribute : dps::Stream<Solved, Job, Column> {
   }
 };
 
+// Steps 2 and 3 on column j: interchanges, T12 = L11⁻¹·A12, B -= L21·T12 in one dgemm.
+struct UpdateColumn : dps::Leaf<Update, Ready, Column> {
+  Ready execute(const Update& u) {
+    Column& c = thread();
+    const PanelData& p = *u.panel;
+    const int r = c.r, below = p.rows - r, node = c.index % c.nodes;
+    const bool data = c.block.allocated() && p.lu.allocated();
+    if (u.flip_only) {
+      flip(c, p.level, p.pivots);
+      return {u.column, 0, p.level, node};  // counts for nothing: the column is done
+    }
+    double* top = data ? c.block.data() + static_cast<std::size_t>(p.level) * r : nullptr;
+    kernels().swap(r, top, c.n, p.pivots.data(), r);
+    kernels().solve(r, p.lu.data(), p.rows, top, c.n);
+    if (below > 0)
+      kernels().update(below, r, data ? p.lu.data() + r : nullptr, p.rows, top, c.n, data ? top + r : nullptr, c.n);
+    return {u.column, 1, p.level, node};
+  }
+};
+
+// On relay p: the node's columns a Share updated, as one NodeReady.
+struct Gather : dps::Merge<Ready, NodeReady> {
+  dps::Step execute(Ready first) {
+    NodeReady out{first.node, first.level, {}};
+    const auto add = [&](const Ready& x) {
+      if (x.of > 0) out.columns.push_back(x.column);
+    };
+    add(first);
+    while (auto x = co_await next()) add(*x);
+    co_await post(std::move(out));
+  }
+};
+
 struct Multiply : dps::Leaf<Job, Product, Multiplier> {
   Product execute(const Job& j) {
     Product p{j.level, j.row, j.column, dps::LargeArray<double>(j.l21.size())};
@@ -315,48 +432,50 @@ struct Subtract : dps::Leaf<Product, Ready, Column> {
 
 // Seed 004's graph: Factor >> Solve >> Distribute >> Multiply >> Subtract per level.
 template <bool kPipelined>
-dps::Chain<Start, Finished> blocks_segment(const Columns& columns, const Multipliers& multipliers, const Master& master,
-                                           const SegmentPlan& plan) {
+dps::Chain<Start, Finished> blocks_segment(const Collections& t, const SegmentPlan& plan) {
   const auto to_solve = [](const Panel& p, std::size_t) { return column_route(p.column); };
   const auto to_subtract = [](const Product& p, std::size_t) { return column_route(p.column); };
-  dps::Chain<Start, Ready> chain = dps::op<Begin>(master, dps::to(0));
+  dps::Chain<Start, Ready> chain = dps::op<Begin>(t.master, dps::to(0));
   for (int level = plan.first; level < plan.last; ++level) {
     const auto at_panel = dps::to(static_cast<std::size_t>(level));
-    const auto factor = dps::op<Factor<kPipelined, ToSolve>>(columns, at_panel).named("lu");
-    const auto solve = dps::op<Solve>(columns, to_solve).named("trsm");
+    const auto factor = dps::op<Factor<kPipelined>>(t.columns, at_panel).named("lu");
+    const auto solve = dps::op<Solve>(t.columns, to_solve).named("trsm");
     if (level == plan.columns - 1)  // the last panel: only row interchanges follow
-      return chain >> factor >> solve >> dps::op<Close<Solved>>(master, dps::to(0));
-    auto distribute = dps::op<Distribute<kPipelined>>(columns, at_panel).named("distribute");
+      return chain >> factor >> solve >> dps::op<Close<Solved>>(t.master, dps::to(0));
+    auto distribute = dps::op<Distribute<kPipelined>>(t.columns, at_panel).named("distribute");
     if (plan.window > 0) distribute = distribute.window(static_cast<std::uint32_t>(plan.window));
-    chain = chain >> factor >> solve >> distribute >> dps::op<Multiply>(multipliers).named("multiply") >>
-            dps::op<Subtract>(columns, to_subtract).named("subtract");
+    chain = chain >> factor >> solve >> distribute >> dps::op<Multiply>(t.multipliers).named("multiply") >>
+            dps::op<Subtract>(t.columns, to_subtract).named("subtract");
   }
-  return chain >> dps::op<Close<Ready>>(master, dps::to(0));
+  return chain >> dps::op<Close<Ready>>(t.master, dps::to(0));
 }
 
-// The owner variant: Factor >> Update per level.
-dps::Chain<Start, Finished> owner_segment(const Columns& columns, const Master& master, const SegmentPlan& plan) {
-  const auto to_update = [](const Update& u, std::size_t) { return column_route(u.column); };
-  dps::Chain<Start, Ready> chain = dps::op<Begin>(master, dps::to(0));
+// The owner variant: Factor >> Dispatch >> UpdateColumn >> Gather per level.
+dps::Chain<Start, Finished> owner_segment(const Collections& t, const SegmentPlan& plan) {
+  const auto to_relay = [](const Share& s, std::size_t) { return static_cast<std::size_t>(s.node); };
+  const auto to_column = [](const Update& u, std::size_t) { return column_route(u.column); };
+  const auto back_to_relay = [](const Ready& x, std::size_t) { return static_cast<std::size_t>(x.node); };
+  dps::Chain<Start, NodeReady> chain = dps::op<BeginNodes>(t.master, dps::to(0));
   for (int level = plan.first; level < plan.last; ++level) {
-    auto factor = dps::op<Factor<true, ToUpdate>>(columns, dps::to(static_cast<std::size_t>(level))).named("lu");
+    auto factor = dps::op<FactorShares>(t.columns, dps::to(static_cast<std::size_t>(level))).named("lu");
     if (plan.window > 0) factor = factor.window(static_cast<std::uint32_t>(plan.window));
-    chain = chain >> factor >> dps::op<UpdateColumn>(columns, to_update).named("update");
+    chain = chain >> factor >> dps::op<Dispatch>(t.relays, to_relay).named("dispatch") >>
+            dps::op<UpdateColumn>(t.columns, to_column).named("update") >>
+            dps::op<Gather>(t.relays, back_to_relay).named("gather");
   }
-  return chain >> dps::op<Close<Ready>>(master, dps::to(0));
+  return chain >> dps::op<Close<NodeReady>>(t.master, dps::to(0));
 }
 
 }  // namespace
 
-dps::Chain<Start, Finished> segment_graph(const Columns& columns, const Multipliers& multipliers, const Master& master,
-                                          const SegmentPlan& plan) {
+dps::Chain<Start, Finished> segment_graph(const Collections& threads, const SegmentPlan& plan) {
   if (plan.first < 0 || plan.first >= plan.last || plan.last > plan.columns)
     throw std::invalid_argument("a segment of levels [" + std::to_string(plan.first) + ", " + std::to_string(plan.last) +
                                 ") of " + std::to_string(plan.columns));
   switch (plan.variant) {
-    case Variant::Basic: return blocks_segment<false>(columns, multipliers, master, plan);
-    case Variant::Pipelined: return blocks_segment<true>(columns, multipliers, master, plan);
-    case Variant::Owner: return owner_segment(columns, master, plan);
+    case Variant::Basic: return blocks_segment<false>(threads, plan);
+    case Variant::Pipelined: return blocks_segment<true>(threads, plan);
+    case Variant::Owner: return owner_segment(threads, plan);
   }
   throw std::logic_error("unknown LU variant");
 }

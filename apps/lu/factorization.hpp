@@ -13,11 +13,13 @@
 // panel's LU to its last subtraction (pipelined, they overlap).
 //
 // The owner variant (ours, not the paper's) keeps the multiplications with the data, as ScaLAPACK
-// does: Factor sends each later column the factored panel once, and the column's own thread does
-// the interchanges, the triangular solve and the whole trailing update in one dgemm (Update). No
-// r×r blocks travel; the columns on the panel's node share it, every other column receives its copy.
+// does. Factor shares the factored panel with one relay thread per node, which hands it to the
+// node's columns; each column's own thread does the interchanges, the triangular solve and its
+// whole trailing update in one dgemm. The panel crosses the network once per node, and column l+1
+// gets it first, alone, so that panel l+1 is factored while the other columns update (lookahead).
 //
-//   Factor (stream, column l) >> Update (leaf, column j) >> Factor (level l+1) ... In the basic variant, Factor and Distribute wait for all their
+//   Factor (stream, column l) >> Dispatch (split, relay p) >> UpdateColumn (leaf, column j)
+//     >> Gather (merge, relay p) >> Factor (level l+1) ... In the basic variant, Factor and Distribute wait for all their
 // inputs before posting (a merge–split barrier); pipelined, they post as inputs arrive, so levels
 // overlap. A segment of levels [first, last) is one graph call, between which threads may change.
 //
@@ -29,8 +31,13 @@
 
 #include <dps/dps.hpp>
 
+#include <cereal/types/map.hpp>
+#include <cereal/types/vector.hpp>
+
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <vector>
 #include <string>
 
 namespace lu {
@@ -42,12 +49,16 @@ void set_kernels(const Kernels& k);
 
 // What each column thread holds: its r-wide block of all n rows, and the pivots of its panel.
 struct Column {
-  int index = -1, n = 0, r = 0;
+  int index = -1, n = 0, r = 0, nodes = 1;  // nodes: column j is on the (j % nodes)-th column node
   dps::LargeArray<double> block;  // n×r, column major
   dps::LargeArray<int> pivots;    // r, 1-based relative to row index·r, once its panel is factored
+  // Once factored, later levels' row interchanges apply to its L in level order, whatever order
+  // they arrive in: those through `flipped` are applied, later ones wait.
+  int flipped = -1;
+  std::map<int, dps::LargeArray<int>> waiting_flips;
   template <class A>
   void serialize(A& a) {
-    a(index, n, r, block, pivots);
+    a(index, n, r, nodes, block, pivots, flipped, waiting_flips);
   }
 };
 struct Multiplier {
@@ -63,22 +74,32 @@ enum class MatrixKind : std::uint8_t { Random, ZeroColumn, ZeroRow };
 // Builds column block `column` of the n×n matrix, the same in every process (entries from a hash of
 // their position and the seed). A call of fill_graph takes one with any `column`: it fills them all.
 struct Fill {
-  int column = 0, n = 0, r = 0;
+  int column = 0, n = 0, r = 0, nodes = 1;
   std::uint64_t seed = 1;
   MatrixKind kind = MatrixKind::Random;
   template <class A>
   void serialize(A& a) {
-    a(column, n, r, seed, kind);
+    a(column, n, r, nodes, seed, kind);
   }
 };
 double entry(std::uint64_t seed, MatrixKind kind, int n, int row, int column);
 
 // Column `column` is up to date once `of` of these arrived for it; `level` made it (-1: the start).
+// `node` is the index of its relay (owner variant).
 struct Ready {
-  int column = 0, of = 1, level = -1;
+  int column = 0, of = 1, level = -1, node = 0;
   template <class A>
   void serialize(A& a) {
-    a(column, of, level);
+    a(column, of, level, node);
+  }
+};
+// Owner variant: the columns of relay `node` up to date after level `level`.
+struct NodeReady {
+  int node = 0, level = -1;
+  std::vector<int> columns;
+  template <class A>
+  void serialize(A& a) {
+    a(node, level, columns);
   }
 };
 // Level `level`'s pivots for column `column`, with L11 unless only its rows are to be flipped.
@@ -127,27 +148,45 @@ struct PanelData {
     a(level, rows, r, lu, pivots);
   }
 };
-struct Update {
-  int level = 0, column = 0;
-  bool flip_only = false;  // an earlier column: its rows interchanged, nothing else
+// The panel for relay `node`: its later columns to update, its earlier ones to flip.
+struct Share {
+  int node = 0;
+  std::vector<int> later, earlier;
   std::shared_ptr<const PanelData> panel;
   template <class A>
   void save(A& a) const {
-    a(level, column, flip_only, *panel);
+    a(node, later, earlier, *panel);
   }
   template <class A>
   void load(A& a) {
     PanelData p;
-    a(level, column, flip_only, p);
+    a(node, later, earlier, p);
+    panel = std::make_shared<const PanelData>(std::move(p));
+  }
+};
+// One column's part of a Share; on the relay's node, so the panel is not copied.
+struct Update {
+  int column = 0;
+  bool flip_only = false;  // an earlier column: its rows interchanged, nothing else
+  std::shared_ptr<const PanelData> panel;
+  template <class A>
+  void save(A& a) const {
+    a(column, flip_only, *panel);
+  }
+  template <class A>
+  void load(A& a) {
+    PanelData p;
+    a(column, flip_only, p);
     panel = std::make_shared<const PanelData>(std::move(p));
   }
 };
 
 struct Start {
   int first = 0, columns = 0;  // the segment's first level; the number of column blocks
+  int nodes = 1;               // column j is on relay j % nodes's node
   template <class A>
   void serialize(A& a) {
-    a(first, columns);
+    a(first, columns, nodes);
   }
 };
 struct Finished {
@@ -177,8 +216,15 @@ using Columns = dps::Threads<Column>;
 using Multipliers = dps::Threads<Multiplier>;
 using Master = dps::Threads<dps::Stateless>;
 
-dps::Chain<Start, Finished> segment_graph(const Columns& columns, const Multipliers& multipliers, const Master& master,
-                                          const SegmentPlan& plan);
+// The thread collections of a run: relay p is on the node of columns j with j % (relays) == p.
+struct Collections {
+  Master master;
+  Columns columns;
+  Multipliers multipliers;
+  dps::Threads<dps::Stateless> relays;
+};
+
+dps::Chain<Start, Finished> segment_graph(const Collections& threads, const SegmentPlan& plan);
 // Fills every column: a call of it returns when the matrix is in place.
 dps::Chain<Fill, Finished> fill_graph(const Columns& columns, const Master& master);
 

@@ -3,6 +3,7 @@
 
 #include "check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -38,13 +39,17 @@ Options Options::resolved(std::size_t nodes) const {
 
 Result run(dps::Application& app, const Options& o) {
   const int K = o.n / o.r;
-  auto master = app.threads<dps::Stateless>("master", 1);
-  auto columns = app.threads<Column>("columns", 0);
   const auto ids = app.node_ids();
-  const std::size_t placed = o.column_nodes > 0 ? static_cast<std::size_t>(o.column_nodes) : ids.size();
-  for (int j = 0; j < K; ++j) columns.add_on(ids[static_cast<std::size_t>(j) % placed]);
-  auto multipliers = app.threads<Multiplier>("multipliers", static_cast<std::size_t>(o.multipliers));
-  if (app.graph(fill_graph(columns, master), "fill").call(Fill{0, o.n, o.r, o.seed, o.matrix}).get().messages != K)
+  // Column j on the (j % nodes)-th of the column nodes; in the owner variant, a relay on each.
+  const int nodes = std::min(K, o.column_nodes > 0 ? o.column_nodes : static_cast<int>(ids.size()));
+  Collections t{app.threads<dps::Stateless>("master", 1), app.threads<Column>("columns", 0),
+                app.threads<Multiplier>("multipliers", static_cast<std::size_t>(o.multipliers)), {}};
+  for (int j = 0; j < K; ++j) t.columns.add_on(ids[static_cast<std::size_t>(j % nodes)]);
+  if (o.variant == Variant::Owner) {
+    t.relays = app.threads<dps::Stateless>("relays", 0);
+    for (int p = 0; p < nodes; ++p) t.relays.add_on(ids[static_cast<std::size_t>(p)]);
+  }
+  if (app.graph(fill_graph(t.columns, t.master), "fill").call(Fill{0, o.n, o.r, nodes, o.seed, o.matrix}).get().messages != K)
     throw std::logic_error("not every column was filled");
 
   // One call per segment of iterations between thread changes (the operations mark each iteration
@@ -55,18 +60,18 @@ Result run(dps::Application& app, const Options& o) {
   for (auto change = o.changes.begin();; ++change) {
     const int last = change == o.changes.end() ? K : change->first;
     const SegmentPlan plan{first, last, K, o.variant, o.window};
-    app.graph(segment_graph(columns, multipliers, master, plan), "lu").call(Start{first, K}).get();
+    app.graph(segment_graph(t, plan), "lu").call(Start{first, K, nodes}).get();
     if (change == o.changes.end()) break;
-    if (change->second > 0) multipliers.add(static_cast<std::size_t>(change->second));
-    for (int k = 0; k < -change->second; ++k) multipliers.remove(multipliers.size() - 1).get();
+    if (change->second > 0) t.multipliers.add(static_cast<std::size_t>(change->second));
+    for (int k = 0; k < -change->second; ++k) t.multipliers.remove(t.multipliers.size() - 1).get();
     first = last;
   }
   result.seconds = app.now() - start;
   result.gflops = 2.0 / 3.0 * std::pow(static_cast<double>(o.n), 3) / result.seconds / 1e9;
-  result.multipliers = multipliers.size();
+  result.multipliers = t.multipliers.size();
 
   if (o.check && app.backend().allocates_payloads() && !app.backend().models_compute()) {
-    Factored f = app.graph(gather_graph(columns, master), "gather").call(Start{0, K}).get();
+    Factored f = app.graph(gather_graph(t.columns, t.master), "gather").call(Start{0, K, nodes}).get();
     result.residual = scaled_residual(f, o.seed, o.matrix);
     if (o.keep_factors) result.factors = std::move(f);
   }

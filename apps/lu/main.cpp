@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
           .option("--variant", variant,
                   "basic (seed 004: merge-split barriers), pipelined (seed 004 Fig. 6: streams) or owner (each "
                   "column's thread updates it with one dgemm per iteration; default)")
-          .option("--window", window, "flow control: at most this many multiplication jobs of a level in flight (0: none)")
+          .option("--window", window, "flow control: at most this many multiplication jobs (owner: panel shares) of a level in flight (default: no limit)")
           .option("--multipliers", multipliers, "multiplication threads (default: one per node)")
           .option("--column-nodes", column_nodes, "place the column threads on the first this many nodes (default: all)")
           .option("--remove-after", remove_after, "I:C  remove C multiplication threads after iteration I")
