@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -14,10 +15,14 @@ Options Options::resolved(std::size_t nodes) const {
   Options o = *this;
   const auto why = [&](const std::string& reason) { return std::invalid_argument(reason); };
   if (o.n < 2) throw why("--n must be 2 or more, got " + std::to_string(o.n));
-  if (o.r == 0) {  // two column blocks per node, at most 512 wide
-    for (int k = 2 * static_cast<int>(nodes); k <= o.n && o.r == 0; ++k)
-      if (o.n % k == 0 && o.n / k <= 512) o.r = o.n / k;
-    if (o.r == 0) throw why("no block size at most 512 divides --n " + std::to_string(o.n) + "; give --r");
+  if (o.r == 0) {
+    // About 8 column blocks per node (lookahead and balance), but 128 to 512 wide (dgemm's
+    // efficiency, the number of messages): the divisor of n nearest that, measured best with
+    // bench-lu (n = 4096 on 2 nodes: 256).
+    const double target = std::clamp(static_cast<double>(o.n) / (8.0 * static_cast<double>(nodes)), 128.0, 512.0);
+    for (int r = 1; r <= o.n / 2; ++r)
+      if (o.n % r == 0 && (o.r == 0 || std::abs(r - target) < std::abs(o.r - target))) o.r = r;
+    if (o.r == 0) throw why("--n " + std::to_string(o.n) + " has no block size dividing it in two or more; give --r");
   }
   if (o.r < 1 || o.n % o.r != 0 || o.n / o.r < 2)
     throw why("--r must divide --n into two blocks or more, got n = " + std::to_string(o.n) + ", r = " + std::to_string(o.r));
