@@ -56,6 +56,37 @@ TEST(SimEngine, TwoTransfersIntoOneNodeShareItsBandwidthEqually) {
   expect_near_relative(clock.ended.at(2), kLatency + s / (kBandwidth / 2));
 }
 
+// Three messages on one node pair, and one on another pair into the same node. With flows each is
+// a flow of its own and they share; with fifo connections the pair's messages go one after another
+// (the later ones' latency overlapped their wait), while the other pair still shares the link.
+TEST(SimEngine, FifoConnectionsSendAPairsMessagesOneAfterAnother) {
+  const double s = 1e6, t = s / kBandwidth;
+  for (const bool fifo : {false, true}) {
+    ClusterModel m = star(3);
+    m.network.fifo = fifo;
+    Engine engine(m);
+    Clock clock(engine);
+    for (std::uint64_t k = 1; k <= 3; ++k) engine.transfer(0, 1, s, {&clock, k});
+    while (engine.step()) {}
+    if (!fifo) {
+      for (std::uint64_t k = 1; k <= 3; ++k) expect_near_relative(clock.ended.at(k), kLatency + 3 * t);
+    } else {
+      for (std::uint64_t k = 1; k <= 3; ++k) expect_near_relative(clock.ended.at(k), kLatency + static_cast<double>(k) * t);
+    }
+  }
+  ClusterModel m = star(3);
+  m.network.fifo = true;
+  Engine engine(m);
+  Clock clock(engine);
+  engine.transfer(0, 2, s, {&clock, 1});
+  engine.transfer(0, 2, s, {&clock, 2});
+  engine.transfer(1, 2, s, {&clock, 3});  // another pair: shares node 2's incoming link
+  while (engine.step()) {}
+  expect_near_relative(clock.ended.at(1), kLatency + 2 * t);  // half the link while 3 flows
+  expect_near_relative(clock.ended.at(3), kLatency + 2 * t);
+  expect_near_relative(clock.ended.at(2), kLatency + 3 * t);  // then the whole link
+}
+
 // Flow A: 0 -> 1; B: 0 -> 2; C: 3 -> 2; D: 4 -> 2. Node 2's incoming link is shared by three flows
 // (b/3 each); node 0's outgoing link by two. Under `equal` A gets b/2 (its share of node 0's link)
 // and node 0's link stays partly idle; under max-min B is held to b/3 by node 2, so A gets the rest

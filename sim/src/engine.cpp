@@ -127,12 +127,24 @@ void Engine::transfer(VNode from, VNode to, double bytes, Completion done) {
   assert(from != to);
   ++transfers_;
   bytes_ += bytes;
+  if (model_.network.fifo) {
+    Connection& c = connections_[std::uint64_t{from} << 32 | to];
+    if (c.busy) {  // behind the message in progress on this pair
+      c.waiting.push_back({bytes, now_, done});
+      return;
+    }
+    c.busy = true;
+  }
+  start_transfer(from, to, bytes, model_.network.latency, done);
+}
+
+void Engine::start_transfer(VNode from, VNode to, double bytes, double latency, Completion done) {
   const ActionId id = make(Kind::Latency, done);
   Action& a = actions_[id];
   a.from = from;
   a.to = to;
   a.remaining = bytes;
-  a.finish = now_ + model_.network.latency;
+  a.finish = now_ + latency;
   heap_place(id);
   ++nodes_.at(from).sending;
   ++nodes_.at(to).receiving;
@@ -186,6 +198,16 @@ void Engine::end(ActionId id) {
       --nodes_[to].receiving;
       if (model_.network.cpu_per_send > 0) reshare_cpu(from);
       if (model_.network.cpu_per_receive > 0) reshare_cpu(to);
+      if (model_.network.fifo) {  // the next message on the pair; its latency ran while it waited
+        Connection& c = connections_[std::uint64_t{from} << 32 | to];
+        if (c.waiting.empty()) {
+          c.busy = false;
+        } else {
+          const Connection::Message next = c.waiting.front();
+          c.waiting.pop_front();
+          start_transfer(from, to, next.bytes, std::max(0.0, next.sent + model_.network.latency - now_), next.done);
+        }
+      }
       break;
     }
     case Kind::Timer: free(id); break;

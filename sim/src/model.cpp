@@ -116,7 +116,8 @@ ClusterModel check(const json& root, const Reader& r) {
     m.groups.push_back(std::move(group));
   }
   const json& n = r.field(root, "", "network");
-  r.only(n, "network.", {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes"});
+  r.only(n, "network.",
+         {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes", "connections"});
   m.network.latency = r.number(n, "network.", "latency_us", false) * 1e-6;
   m.network.bandwidth = r.number(n, "network.", "bandwidth_MBps", true) * 1e6;
   const json& sharing = r.field(n, "network.", "sharing");
@@ -129,6 +130,11 @@ ClusterModel check(const json& root, const Reader& r) {
   m.network.cpu_per_send = r.optional_number(n, "network.", "cpu_per_send", 0.0);
   m.network.cpu_per_receive = r.optional_number(n, "network.", "cpu_per_receive", 0.0);
   m.network.header_bytes = r.optional_number(n, "network.", "header_bytes", 0.0);
+  if (n.contains("connections")) {
+    const json& c = n["connections"];
+    if (c != "fifo" && c != "flows") r.fail("network.connections", "must be \"fifo\" or \"flows\", got " + c.dump());
+    m.network.fifo = c == "fifo";
+  }
   return m;
 }
 
@@ -188,7 +194,8 @@ std::string ClusterModel::to_json() const {
         {"sharing", network.sharing == Sharing::Equal ? "equal" : "maxmin"},
         {"cpu_per_send", network.cpu_per_send},
         {"cpu_per_receive", network.cpu_per_receive},
-        {"header_bytes", network.header_bytes}}}};
+        {"header_bytes", network.header_bytes},
+        {"connections", network.fifo ? "fifo" : "flows"}}}};
   return root.dump(2) + "\n";
 }
 

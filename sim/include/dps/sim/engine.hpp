@@ -4,7 +4,8 @@
 //   - a node's running computations share its cores, minus what its transfers use
 //     (cpu_per_send / cpu_per_receive of a core each), at the node's speed;
 //   - a transfer waits out the latency, then its bytes flow at a rate set by the sharing of the
-//     source's outgoing and the destination's incoming bandwidth (equal shares, or max-min).
+//     source's outgoing and the destination's incoming bandwidth (equal shares, or max-min);
+//   - with fifo connections, a node pair's messages go one after another, as on one TCP connection.
 // Deterministic: events at equal times run in the order their actions started. A transfer is bound to
 // its bottleneck link; the transfers bound to a link go at one rate, so the link keeps one clock and
 // one event for all of them, and a busy link's rate changes in O(1).
@@ -21,7 +22,10 @@
 #include "dps/sim/usage.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <limits>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace dps::sim {
@@ -108,6 +112,16 @@ class Engine {
     Completion done;
   };
 
+  // A node pair's connection (fifo networks): the messages waiting behind the one in progress.
+  struct Connection {
+    bool busy = false;
+    struct Message {
+      double bytes, sent;  // sent: when it was asked for
+      Completion done;
+    };
+    std::deque<Message> waiting;
+  };
+
   struct Node {
     unsigned cores = 1;
     double speed = 1;
@@ -143,6 +157,7 @@ class Engine {
   }
   double clock_now(const Link& link) const noexcept { return link.clock + link.rate * (now_ - link.clock_at); }
   void flow_starts(ActionId id);
+  void start_transfer(VNode from, VNode to, double bytes, double latency, Completion done);
   void flow_ends(ActionId id);
   void advance(LinkId link);             // its clock to now; its front and usage to redo
   std::uint32_t& position(ActionId flow, LinkId link) noexcept;  // in the link's list
@@ -187,6 +202,7 @@ class Engine {
   double now_ = 0;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
+  std::unordered_map<std::uint64_t, Connection> connections_;  // fifo networks: by from << 32 | to
   std::vector<Action> actions_;
   std::vector<ActionId> free_;
   std::vector<ActionId> heap_;
