@@ -8,7 +8,7 @@
 //   - latency: half the round trip of an empty message between node 0 and node k, one at a time;
 //   - bandwidth: large messages from node 0 to node k, one at a time: s / (time per message - 2 l);
 //   - cpu_per_send / cpu_per_receive: the CPU node 0's and node k's processes used meanwhile, per
-//     second of transfer in progress;
+//     second of transfer in progress, over the node's speed: a fraction of the node's own core;
 //   - speed: the wall time of a fixed loop on each node, against its thread CPU time on node 0 (the
 //     simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
 //     throttled has speed 1); cores: CPU seconds per wall second of the loop run on every CPU the
@@ -323,8 +323,10 @@ int main(int argc, char** argv) {
       const Link link = measure_link(stream, sample, k, static_cast<std::size_t>(bytes), seconds);
       latency.push_back(link.latency);
       bandwidth.push_back(link.bandwidth);
-      send.push_back(link.cpu_per_send);
-      receive.push_back(link.cpu_per_receive);
+      // As fractions of the nodes' own cores (the model's unit): CPU time over capacity, which is
+      // the speed on a node slower than node 0 (a CPU quota).
+      send.push_back(std::min(1.0, link.cpu_per_send / speeds[0]));
+      receive.push_back(std::min(1.0, link.cpu_per_receive / speeds[static_cast<std::size_t>(k)]));
       std::printf("node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f\n", k,
                   link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive);
     }
