@@ -156,6 +156,26 @@ TEST(SimEngine, AHeterogeneousNodeRunsAStepAtHalfSpeed) {
   expect_near_relative(clock.ended.at(1), 2.0);
 }
 
+// Two transfers out of node 0 at once, beside a step there: per transfer they take 2 × 0.25 of its
+// core; per link, 0.25 (the link carries the same bytes per second however many share it).
+TEST(SimEngine, CommunicationCpuPerTransferOrPerLink) {
+  for (const bool per_link : {false, true}) {
+    ClusterModel m = star(3);
+    m.network.cpu_per_send = 0.25;
+    m.network.cpu_per_link = per_link;
+    Engine engine(m);
+    Clock clock(engine);
+    const double s = 1.25e7;  // alone 0.1 s; two share node 0's link: both end at l + 0.2 s
+    engine.compute(0, 1.0, {&clock, 1});
+    engine.transfer(0, 1, s, {&clock, 2});
+    engine.transfer(0, 2, s, {&clock, 3});
+    while (engine.step()) {}
+    const double t = kLatency + 2 * s / kBandwidth, used = per_link ? 0.25 : 0.5;
+    expect_near_relative(clock.ended.at(3), t);
+    expect_near_relative(clock.ended.at(1), t + (1.0 - (1 - used) * t));
+  }
+}
+
 TEST(SimEngine, CommunicationCpuLengthensAConcurrentStep) {
   ClusterModel m = star(2);
   m.network.cpu_per_send = 0.5;

@@ -238,8 +238,10 @@ void Engine::set_rate(ActionId id, double rate) {
 void Engine::reshare_cpu(VNode v) {
   Node& n = nodes_[v];
   const double cores = n.cores;
-  const double comm = std::min(cores, model_.network.cpu_per_send * n.sending +
-                                          model_.network.cpu_per_receive * n.receiving);
+  const bool per_link = model_.network.cpu_per_link;
+  const double sending = per_link ? std::min(1.0, static_cast<double>(n.sending)) : n.sending;
+  const double receiving = per_link ? std::min(1.0, static_cast<double>(n.receiving)) : n.receiving;
+  const double comm = std::min(cores, model_.network.cpu_per_send * sending + model_.network.cpu_per_receive * receiving);
   const double available = cores - comm;
   const double k = static_cast<double>(n.running.size());
   const double rate = k > 0 ? n.speed * std::min(1.0, available / k) : 0.0;

@@ -117,7 +117,8 @@ ClusterModel check(const json& root, const Reader& r) {
   }
   const json& n = r.field(root, "", "network");
   r.only(n, "network.",
-         {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes", "connections"});
+         {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes", "connections",
+          "cpu_per"});
   m.network.latency = r.number(n, "network.", "latency_us", false) * 1e-6;
   m.network.bandwidth = r.number(n, "network.", "bandwidth_MBps", true) * 1e6;
   const json& sharing = r.field(n, "network.", "sharing");
@@ -134,6 +135,11 @@ ClusterModel check(const json& root, const Reader& r) {
     const json& c = n["connections"];
     if (c != "fifo" && c != "flows") r.fail("network.connections", "must be \"fifo\" or \"flows\", got " + c.dump());
     m.network.fifo = c == "fifo";
+  }
+  if (n.contains("cpu_per")) {
+    const json& c = n["cpu_per"];
+    if (c != "transfer" && c != "link") r.fail("network.cpu_per", "must be \"transfer\" or \"link\", got " + c.dump());
+    m.network.cpu_per_link = c == "link";
   }
   return m;
 }
@@ -195,7 +201,8 @@ std::string ClusterModel::to_json() const {
         {"cpu_per_send", network.cpu_per_send},
         {"cpu_per_receive", network.cpu_per_receive},
         {"header_bytes", network.header_bytes},
-        {"connections", network.fifo ? "fifo" : "flows"}}}};
+        {"connections", network.fifo ? "fifo" : "flows"},
+        {"cpu_per", network.cpu_per_link ? "link" : "transfer"}}}};
   return root.dump(2) + "\n";
 }
 

@@ -48,6 +48,9 @@ struct NetworkModel {
   Sharing sharing = Sharing::Equal;
   double cpu_per_send = 0.0;     // fraction of a core used by each concurrent outgoing transfer
   double cpu_per_receive = 0.0;  // ... and by each concurrent incoming one
+  // true: those fractions are per direction of a node's link in use, however many transfers share
+  // it (the CPU follows the bytes, as with TCP); false: per transfer (seed 004 §4).
+  bool cpu_per_link = false;
   double header_bytes = 0.0;     // added to every message between nodes
   // true: one connection per node pair, as TCP: a message waits for the one before it on its pair
   // (and its latency overlaps that wait). false: every message is a flow of its own (SimGrid's model).
