@@ -9,7 +9,7 @@
 //   - bandwidth: large messages from node 0 to node k, one at a time: s / (time per message - 2 l);
 //   - cpu_per_send / cpu_per_receive: the CPU node 0's and node k's processes used meanwhile, per
 //     second of transfer in progress, over the node's speed: a fraction of the node's own core;
-//   - speed: the wall time of a fixed loop on each node, against its thread CPU time on node 0 (the
+//   - speed: the wall time of a fixed loop on each node, all at once, against its thread CPU time on node 0 (the
 //     simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
 //     throttled has speed 1); cores: CPU seconds per wall second of the loop run on every CPU the
 //     process may use (so a cgroup quota of half a core gives one core at speed 0.5).
@@ -303,19 +303,25 @@ int main(int argc, char** argv) {
                             dps::op<Measure>(probes, [](const Probe& p) { return static_cast<std::size_t>(p.target); }) >>
                             dps::op<Return>(master));
 
-    // Node speeds and cores, one node at a time: the same loop, a quarter of `seconds` on node 0.
+    // Node speeds and cores: the same loop, a quarter of `seconds` on node 0. On each node alone (the
+    // unit of the communication CPU below), then on every node at once, as a parallel application
+    // computes: node processes sharing a host's cores share them there too (the model's speeds).
     long iterations = 1 << 20;
     while (sample.call(Probe{0, iterations}).get().loop_cpu_s < 0.05) iterations *= 2;
     iterations = static_cast<long>(static_cast<double>(iterations) * (seconds / 4) /
                                    sample.call(Probe{0, iterations}).get().loop_cpu_s);
-    std::vector<Sample> samples;
-    for (long k = 0; k < nodes; ++k) {
-      samples.push_back(sample.call(Probe{k, iterations}).get());
-      if (samples.back().node != k) throw std::runtime_error("probe " + std::to_string(k) + " ran on node " +
-                                                              std::to_string(samples.back().node));
-    }
-    std::vector<double> speeds;
-    for (const Sample& s : samples) speeds.push_back(samples[0].loop_cpu_s / s.loop_wall_s);
+    const auto checked = [](Sample s, long k) {
+      if (s.node != k) throw std::runtime_error("probe " + std::to_string(k) + " ran on node " + std::to_string(s.node));
+      return s;
+    };
+    std::vector<Sample> alone, samples;
+    for (long k = 0; k < nodes; ++k) alone.push_back(checked(sample.call(Probe{k, iterations}).get(), k));
+    std::vector<dps::Future<Sample>> running;
+    for (long k = 0; k < nodes; ++k) running.push_back(sample.call(Probe{k, iterations}));
+    for (long k = 0; k < nodes; ++k) samples.push_back(checked(running[static_cast<std::size_t>(k)].get(), k));
+    std::vector<double> speeds, speeds_alone;
+    for (const Sample& s : samples) speeds.push_back(alone[0].loop_cpu_s / s.loop_wall_s);
+    for (const Sample& s : alone) speeds_alone.push_back(alone[0].loop_cpu_s / s.loop_wall_s);
 
     // The links between node 0 and the first `pairs` other nodes.
     std::vector<double> latency, bandwidth, send, receive;
@@ -324,9 +330,9 @@ int main(int argc, char** argv) {
       latency.push_back(link.latency);
       bandwidth.push_back(link.bandwidth);
       // As fractions of the nodes' own cores (the model's unit): CPU time over capacity, which is
-      // the speed on a node slower than node 0 (a CPU quota).
-      send.push_back(std::min(1.0, link.cpu_per_send / speeds[0]));
-      receive.push_back(std::min(1.0, link.cpu_per_receive / speeds[static_cast<std::size_t>(k)]));
+      // the speed (alone) on a node slower than node 0 (a CPU quota).
+      send.push_back(std::min(1.0, link.cpu_per_send / speeds_alone[0]));
+      receive.push_back(std::min(1.0, link.cpu_per_receive / speeds_alone[static_cast<std::size_t>(k)]));
       std::printf("node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f\n", k,
                   link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive);
     }
