@@ -9,7 +9,7 @@
 //   - bandwidth: large messages from node 0 to node k, one at a time: s / (time per message - 2 l);
 //   - cpu_per_send / cpu_per_receive: the CPU node 0's and node k's processes used meanwhile, per
 //     second of transfer in progress, over the node's speed: a fraction of the node's own core;
-//   - speed: the wall time of a fixed loop on each node, all at once, against its thread CPU time on node 0 (the
+//   - speed: the wall time of a fixed loop on each node (all at once with --together), against its thread CPU time on node 0 (the
 //     simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
 //     throttled has speed 1); cores: CPU seconds per wall second of the loop run on every CPU the
 //     process may use (so a cgroup quota of half a core gives one core at speed 0.5).
@@ -280,13 +280,17 @@ int main(int argc, char** argv) {
     std::string out = "cluster.json";
     double seconds = 2;
     long bytes = 4 << 20, pairs = 3;
+    bool together = false;
     dps::Cli cli("calibrate",
                  "Measures the nodes it runs on (latency, bandwidth, CPU used by transfers, node speeds and "
                  "cores) and writes the simulator's cluster model.");
     cli.option("--out", out, "the model file to write (default cluster.json)")
         .option("--seconds", seconds, "time spent on each measurement of a link (default 2)")
         .option("--bytes", bytes, "size of the messages that measure bandwidth (default 4194304)")
-        .option("--pairs", pairs, "links measured: node 0 with nodes 1 .. pairs (default 3)");
+        .option("--pairs", pairs, "links measured: node 0 with nodes 1 .. pairs (default 3)")
+        .flag("--together", together,
+              "measure node speeds with every node computing at once: node processes sharing a host's cores "
+              "(--nodes N on one machine) then share them as in a parallel run");
     if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
     if (app.nodes() < 2) throw std::invalid_argument("calibrate needs at least two nodes (--nodes N or --hostfile FILE)");
     if (seconds <= 0) throw std::invalid_argument("--seconds must be positive");
@@ -303,9 +307,9 @@ int main(int argc, char** argv) {
                             dps::op<Measure>(probes, [](const Probe& p) { return static_cast<std::size_t>(p.target); }) >>
                             dps::op<Return>(master));
 
-    // Node speeds and cores: the same loop, a quarter of `seconds` on node 0. On each node alone (the
-    // unit of the communication CPU below), then on every node at once, as a parallel application
-    // computes: node processes sharing a host's cores share them there too (the model's speeds).
+    // Node speeds and cores: the same loop, a quarter of `seconds` on node 0, on each node alone (the
+    // unit of the communication CPU below). With --together, the model's speeds come from every node
+    // at once, as a parallel application computes: node processes sharing a host share its cores.
     long iterations = 1 << 20;
     while (sample.call(Probe{0, iterations}).get().loop_cpu_s < 0.05) iterations *= 2;
     iterations = static_cast<long>(static_cast<double>(iterations) * (seconds / 4) /
@@ -316,9 +320,13 @@ int main(int argc, char** argv) {
     };
     std::vector<Sample> alone, samples;
     for (long k = 0; k < nodes; ++k) alone.push_back(checked(sample.call(Probe{k, iterations}).get(), k));
-    std::vector<dps::Future<Sample>> running;
-    for (long k = 0; k < nodes; ++k) running.push_back(sample.call(Probe{k, iterations}));
-    for (long k = 0; k < nodes; ++k) samples.push_back(checked(running[static_cast<std::size_t>(k)].get(), k));
+    if (together) {
+      std::vector<dps::Future<Sample>> running;
+      for (long k = 0; k < nodes; ++k) running.push_back(sample.call(Probe{k, iterations}));
+      for (long k = 0; k < nodes; ++k) samples.push_back(checked(running[static_cast<std::size_t>(k)].get(), k));
+    } else {
+      samples = alone;
+    }
     std::vector<double> speeds, speeds_alone;
     for (const Sample& s : samples) speeds.push_back(alone[0].loop_cpu_s / s.loop_wall_s);
     for (const Sample& s : alone) speeds_alone.push_back(alone[0].loop_cpu_s / s.loop_wall_s);
