@@ -12,6 +12,7 @@
 #include <dps/trace/statistics.hpp>
 #include <dps/trace/writer.hpp>
 #include <dps/viewer/headless.hpp>
+#include <dps/viewer/image_size.hpp>
 #include <dps/viewer/trace_view.hpp>
 
 #include <QApplication>
@@ -55,11 +56,6 @@ void write_synthetic(const std::string& path, std::size_t events) {
   }
 }
 
-QSize parse_size(const std::string& text) {
-  const auto x = text.find('x');
-  if (x == std::string::npos) throw std::invalid_argument("--size wants WIDTHxHEIGHT, got '" + text + "'");
-  return {std::stoi(text.substr(0, x)), std::stoi(text.substr(x + 1))};
-}
 
 }  // namespace
 
@@ -76,7 +72,7 @@ int main(int argc, char** argv) try {
     };
     if (arg == "--trace") path = value();
     else if (arg == "--repeat") repeat = std::stoi(value());
-    else if (arg == "--size") size = parse_size(value());
+    else if (arg == "--size") size = dps::viewer::image_size(value(), QSize(100, 100));
     else if (arg == "--events") events = std::stoul(value());
     else throw std::invalid_argument("unknown option " + arg + " (--trace FILE, --repeat N, --size WxH, --events N)");
   }

@@ -26,11 +26,17 @@ dps::LargeArray<double> copy_block(const dps::LargeArray<double>& source, std::s
 
 std::size_t column_route(int column) { return static_cast<std::size_t>(column); }
 
+// Column c's block from row level·r down, or null without data (NOALLOC: the kernels are skipped).
+double* rows_at(Column& c, int level) {
+  return c.block.allocated() ? c.block.data() + static_cast<std::size_t>(level) * c.r : nullptr;
+}
+
 std::string iteration(int level) { return "iteration " + std::to_string(level + 1); }
 
 }  // namespace
 
 const Kernels& kernels() { return process_kernels; }
+void set_kernels(const Kernels& k) { process_kernels = k; }
 
 const char* name(Variant v) {
   switch (v) {
@@ -46,7 +52,6 @@ Variant variant_named(const std::string& text) {
     if (text == name(v)) return v;
   throw std::invalid_argument("--variant expects basic, pipelined or owner, got '" + text + "'");
 }
-void set_kernels(const Kernels& k) { process_kernels = k; }
 
 double entry(std::uint64_t seed, MatrixKind kind, int n, int row, int column) {
   if ((kind == MatrixKind::ZeroColumn && column == n / 2) || (kind == MatrixKind::ZeroRow && row == n / 2)) return 0;
@@ -98,9 +103,10 @@ struct Close : dps::Merge<In, Finished> {
   }
 };
 
-struct Ask : dps::Split<Start, Ready> {
+// Ready for each column from the segment's first level on: the start of a call on the columns.
+struct Begin : dps::Split<Start, Ready> {
   dps::Step execute(Start s) {
-    for (int j = 0; j < s.columns; ++j) co_await post(Ready{j, 1});
+    for (int j = s.first; j < s.columns; ++j) co_await post(Ready{j, 1});
   }
 };
 
@@ -139,12 +145,6 @@ struct Assemble : dps::Merge<ColumnCopy, Factored> {
 
 // ---- one level of the factorization ----
 
-struct Begin : dps::Split<Start, Ready> {
-  dps::Step execute(Start s) {
-    for (int j = s.first; j < s.columns; ++j) co_await post(Ready{j, 1});
-  }
-};
-
 // Level `level`'s row interchanges in the L of the factored column c, in level order: one that
 // arrives before an earlier level's waits for it.
 void flip(Column& c, int level, const dps::LargeArray<int>& pivots) {
@@ -152,9 +152,8 @@ void flip(Column& c, int level, const dps::LargeArray<int>& pivots) {
     c.waiting_flips.emplace(level, pivots);
     return;
   }
-  const int r = c.r;
   const auto apply = [&](int at, const dps::LargeArray<int>& p) {
-    kernels().swap(r, c.block.allocated() ? c.block.data() + static_cast<std::size_t>(at) * r : nullptr, c.n, p.data(), r);
+    kernels().swap(c.r, rows_at(c, at), c.n, p.data(), c.r);
     c.flipped = at;
   };
   apply(level, pivots);
@@ -168,9 +167,7 @@ void flip(Column& c, int level, const dps::LargeArray<int>& pivots) {
 // Step 1 on column c: LU of panel `level` in place (its pivots in c.pivots); throws on a zero pivot.
 void factor_panel(Column& c, int level) {
   const std::size_t top = static_cast<std::size_t>(level) * c.r;
-  const int singular = c.block.allocated()
-                           ? kernels().factor(c.n - level * c.r, c.r, c.block.data() + top, c.n, c.pivots.data())
-                           : kernels().factor(c.n - level * c.r, c.r, nullptr, c.n, nullptr);
+  const int singular = kernels().factor(c.n - level * c.r, c.r, rows_at(c, level), c.n, c.pivots.data());
   if (singular)
     throw std::runtime_error("the matrix is singular: U(" + std::to_string(top + singular) + "," +
                              std::to_string(top + singular) + ") is exactly zero");
@@ -343,7 +340,7 @@ struct Solve : dps::Leaf<Panel, Solved, Column> {
       flip(c, p.level, p.pivots);
       return {p.level, p.column, {}};
     }
-    double* top = c.block.allocated() ? c.block.data() + static_cast<std::size_t>(p.level) * r : nullptr;
+    double* top = rows_at(c, p.level);
     kernels().swap(r, top, c.n, p.pivots.data(), r);
     kernels().solve(r, p.l11.data(), r, top, c.n);
     return {p.level, p.column, copy_block(c.block, static_cast<std::size_t>(p.level) * r, c.n, r)};
@@ -385,16 +382,15 @@ struct UpdateColumn : dps::Leaf<Update, Ready, Column> {
     Column& c = thread();
     const PanelData& p = *u.panel;
     const int r = c.r, below = p.rows - r, node = c.index % c.nodes;
-    const bool data = c.block.allocated() && p.lu.allocated();
     if (u.flip_only) {
       flip(c, p.level, p.pivots);
       return {u.column, 0, p.level, node};  // counts for nothing: the column is done
     }
-    double* top = data ? c.block.data() + static_cast<std::size_t>(p.level) * r : nullptr;
+    double* top = rows_at(c, p.level);
     kernels().swap(r, top, c.n, p.pivots.data(), r);
     kernels().solve(r, p.lu.data(), p.rows, top, c.n);
-    if (below > 0)
-      kernels().update(below, r, data ? p.lu.data() + r : nullptr, p.rows, top, c.n, data ? top + r : nullptr, c.n);
+    const double* l21 = p.lu.allocated() ? p.lu.data() + r : nullptr;
+    if (below > 0) kernels().update(below, r, l21, p.rows, top, c.n, top ? top + r : nullptr, c.n);
     return {u.column, 1, p.level, node};
   }
 };
@@ -424,7 +420,7 @@ struct Multiply : dps::Leaf<Job, Product, Multiplier> {
 struct Subtract : dps::Leaf<Product, Ready, Column> {
   Ready execute(const Product& p) {
     Column& c = thread();
-    double* target = c.block.allocated() ? c.block.data() + static_cast<std::size_t>(p.row) * c.r : nullptr;
+    double* target = rows_at(c, p.row);
     kernels().subtract(c.r, p.block.data(), target, c.n);
     return {p.column, c.n / c.r - p.level - 1, p.level};
   }
@@ -488,7 +484,7 @@ dps::Chain<Fill, Finished> fill_graph(const Columns& columns, const Master& mast
 
 dps::Chain<Start, Factored> gather_graph(const Columns& columns, const Master& master) {
   const auto to_column = [](const Ready& x, std::size_t) { return column_route(x.column); };
-  return dps::op<Ask>(master, dps::to(0)) >> dps::op<Fetch>(columns, to_column).named("gather") >>
+  return dps::op<Begin>(master, dps::to(0)) >> dps::op<Fetch>(columns, to_column).named("gather") >>
          dps::op<Assemble>(master, dps::to(0));
 }
 

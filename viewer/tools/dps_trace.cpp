@@ -9,6 +9,7 @@
 #include <dps/trace/statistics.hpp>
 #include <dps/viewer/charts.hpp>
 #include <dps/viewer/headless.hpp>
+#include <dps/viewer/image_size.hpp>
 
 #include <QGuiApplication>
 
@@ -68,11 +69,9 @@ Options parse(int argc, char** argv) {
         throw std::invalid_argument("--bins expects an integer from 1 to 1000000, got '" + text + "'");
     } else if (arg == "--size") {
       if (i + 1 >= argc) throw std::invalid_argument("--size expects a value");
-      const std::string text = argv[++i];
-      const auto x = text.find('x');
-      if (x == std::string::npos || !whole(std::string_view(text).substr(0, x), o.width, 20000) ||
-          !whole(std::string_view(text).substr(x + 1), o.height, 20000) || o.width < 200 || o.height < 150)
-        throw std::invalid_argument("--size expects WIDTHxHEIGHT from 200x150 to 20000x20000, got '" + text + "'");
+      const QSize size = dps::viewer::image_size(argv[++i], QSize(200, 150));
+      o.width = size.width();
+      o.height = size.height();
     } else if (arg.starts_with("--")) {
       throw std::invalid_argument("unknown option '" + arg + "' (see --help)");
     } else {

@@ -6,6 +6,7 @@
 #include <dps/trace/reader.hpp>
 #include <dps/trace/statistics.hpp>
 #include <dps/viewer/headless.hpp>
+#include <dps/viewer/image_size.hpp>
 #include <dps/viewer/render.hpp>
 #include <dps/viewer/trace_view.hpp>
 
@@ -22,7 +23,6 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -58,14 +58,9 @@ Options parse(const QStringList& args) {
         o.render = value;
         continue;
       }
-      const auto x = value.find('x');
-      auto number = [](std::string_view s, int& v) {
-        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        return ec == std::errc() && end == s.data() + s.size() && v >= 100 && v <= 20000;
-      };
-      if (x == std::string::npos || !number(std::string_view(value).substr(0, x), o.width) ||
-          !number(std::string_view(value).substr(x + 1), o.height))
-        throw std::invalid_argument("--size expects WIDTHxHEIGHT from 100x100 to 20000x20000, got '" + value + "'");
+      const QSize size = dps::viewer::image_size(value, QSize(100, 100));
+      o.width = size.width();
+      o.height = size.height();
     } else if (arg.starts_with("--")) {
       throw std::invalid_argument("unknown option '" + arg + "' (see --help)");
     } else {
