@@ -1,7 +1,7 @@
 // bench-lu-experiments: seed 004's LU experiments (§5.3, §8) rerun in the simulator, on the paper's
 // cluster: 8 single-core nodes on Fast Ethernet (1350 µs, 11.85 MB/s), n = 2592. Our kernels are
 // measured here and the nodes slowed so that the serial factorization takes the paper's 185.1 s.
-// Prints Markdown tables (Tables 2–4, Fig. 11–13), writes the traces and plots of Fig. 12–13 to
+// Prints Markdown tables (Tables 2–4, Fig. 10–13), writes the traces and plots of Fig. 12–13 to
 // --out, then one line of JSON.
 //
 //   bench-lu-experiments --out build/lu-experiments --kernels docs/lu-experiments-kernels.json
@@ -123,6 +123,23 @@ int main(int argc, char** argv) {
                     i == 0 ? "" : percent(b, basic0).c_str(), p, i == 0 ? "" : percent(p, fc0).c_str());
         figures["table4"]["r=" + std::to_string(r) + " " + rows[i].first] = {b, p};
       }
+    }
+    std::printf("\n");
+
+    // Fig. 10: two column blocks per node on 4 nodes (r = 324); parallel sub-block multiplication
+    // (PM, s = 81: each product in four row and four column pieces), pipelining (P), flow control (FC).
+    std::printf("**Fig. 10** (4 nodes, r = 324) predicted [s]\n\n| | predicted [s] | against basic |\n|---|---|---|\n");
+    const std::pair<const char*, std::string> fig10[] = {{"basic", "--variant basic"},
+                                                         {"PM", "--variant basic --sub-block 81"},
+                                                         {"P", "--variant pipelined"},
+                                                         {"P + FC", fc},
+                                                         {"PM + P + FC", fc + " --sub-block 81"}};
+    double basic4 = 0;
+    for (const auto& [name, options] : fig10) {
+      const double t = run.predict("--nodes 4 --r 324 " + options);
+      if (basic4 == 0) basic4 = t;
+      std::printf("| %s | %.1f | %s |\n", name, t, t == basic4 ? "" : percent(t, basic4).c_str());
+      figures["fig10"][name] = t;
     }
     std::printf("\n");
 

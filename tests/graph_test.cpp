@@ -30,6 +30,16 @@ TEST(Graph, AGraphStandsWhereAnOperationStands) {
   EXPECT_EQ(inner.call(Range{0, 7}).get().sum, triangle(7)) << "the inner graph is still callable alone";
 }
 
+// Types in anonymous namespaces of two files share their mangled name: the second to register
+// would run the first's code. It stops the program instead, naming the type.
+TEST(GraphDeathTest, AnotherTypeUnderARegisteredOperationsNameStopsTheProgram) {
+  const detail::OpType& halves = detail::op_type<Halves>();
+  EXPECT_EQ(&detail::Registry<detail::OpType>::add(halves), &halves) << "the same type again is no clash";
+  detail::OpType other = halves;
+  other.type = &typeid(Widen);
+  EXPECT_DEATH(detail::Registry<detail::OpType>::add(other), "^dps: two different types are named .*Widen.*; rename one\n");
+}
+
 TEST(Graph, BuiltAtRunTimeInALoop) {
   Application app(ApplicationOptions{.nodes = 2, .workers = 2});
   auto workers = app.threads<Stateless>("workers", 2);

@@ -52,31 +52,33 @@ void expect_lapacks_factors(const lu::Result& result, const Options& o) {
 
 struct Variant {
   lu::Variant variant;
-  int window;
+  int window = 0, sub_block = 0;
 };
-constexpr Variant kVariants[] = {{lu::Variant::Basic, 0},
-                                 {lu::Variant::Pipelined, 0},
-                                 {lu::Variant::Pipelined, 3},
-                                 {lu::Variant::Owner, 0},
+constexpr Variant kVariants[] = {{lu::Variant::Basic},         {lu::Variant::Basic, 0, 8},   {lu::Variant::Pipelined},
+                                 {lu::Variant::Pipelined, 3},  {lu::Variant::Pipelined, 3, 16}, {lu::Variant::Owner},
                                  {lu::Variant::Owner, 2}};
 
 class LuAgainstLapack : public ::testing::TestWithParam<bool> {};  // simulated or not
 
 TEST_P(LuAgainstLapack, EveryVariantGivesDgetrfsFactors) {
   for (const Variant& v : kVariants) {
-    SCOPED_TRACE(std::string(lu::name(v.variant)) + ", window " + std::to_string(v.window));
+    SCOPED_TRACE(std::string(lu::name(v.variant)) + ", window " + std::to_string(v.window) + ", sub-block " +
+                 std::to_string(v.sub_block));
     auto app = application(GetParam());
-    const Options o = Options{.n = 192, .r = 32, .variant = v.variant, .window = v.window, .keep_factors = true}
-                          .resolved(app->nodes());
+    const Options o =
+        Options{.n = 192, .r = 32, .variant = v.variant, .window = v.window, .sub_block = v.sub_block, .keep_factors = true}
+            .resolved(app->nodes());
     expect_lapacks_factors(lu::run(*app, o), o);
   }
 }
 
 TEST_P(LuAgainstLapack, ThreadsRemovedAndAddedBetweenIterationsChangeNothingInTheFactors) {
-  for (const lu::Variant variant : {lu::Variant::Basic, lu::Variant::Pipelined, lu::Variant::Owner}) {
-    SCOPED_TRACE(lu::name(variant));
+  // Sub-blocks spread each product over all the multipliers, as many as there are at the time.
+  for (const Variant& v : {Variant{lu::Variant::Basic}, Variant{lu::Variant::Pipelined},
+                           Variant{lu::Variant::Pipelined, 0, 8}, Variant{lu::Variant::Owner}}) {
+    SCOPED_TRACE(std::string(lu::name(v.variant)) + ", sub-block " + std::to_string(v.sub_block));
     auto app = application(GetParam());
-    Options o{.n = 192, .r = 32, .variant = variant, .multipliers = 3, .keep_factors = true};
+    Options o{.n = 192, .r = 32, .variant = v.variant, .sub_block = v.sub_block, .multipliers = 3, .keep_factors = true};
     o.changes = {{2, -2}, {4, +2}};  // three multipliers, one after iteration 2, three after iteration 4
     o = o.resolved(app->nodes());
     const lu::Result result = lu::run(*app, o);

@@ -11,8 +11,6 @@ namespace lu {
 
 namespace {
 
-Kernels process_kernels{KernelTimes{}};  // zero estimates: only a simulation needs measured ones
-
 // Copies the r×r block at `from` (leading dimension ld) into a new contiguous array; under NOALLOC
 // (no data) the array is sized but empty.
 dps::LargeArray<double> copy_block(const dps::LargeArray<double>& source, std::size_t offset, int ld, int r) {
@@ -34,9 +32,6 @@ double* rows_at(Column& c, int level) {
 std::string iteration(int level) { return "iteration " + std::to_string(level + 1); }
 
 }  // namespace
-
-const Kernels& kernels() { return process_kernels; }
-void set_kernels(const Kernels& k) { process_kernels = k; }
 
 const char* name(Variant v) {
   switch (v) {
@@ -70,7 +65,7 @@ namespace {
 
 struct Scatter : dps::Split<Fill, Fill> {
   dps::Step execute(Fill f) {
-    for (int j = 0; j < f.n / f.r; ++j) co_await post(Fill{j, f.n, f.r, f.nodes, f.seed, f.kind});
+    for (int j = 0; j < f.n / f.r; ++j) co_await post(Fill{j, f.n, f.r, f.nodes, f.sub_block, f.seed, f.kind});
   }
 };
 
@@ -81,6 +76,7 @@ struct Generate : dps::Leaf<Fill, Ready, Column> {
     c.n = f.n;
     c.r = f.r;
     c.nodes = f.nodes;
+    c.sub_block = f.sub_block;
     c.flipped = f.column;  // its own panel's interchanges: dgetrf applies them
     c.block = dps::LargeArray<double>(static_cast<std::size_t>(f.n) * f.r);
     c.pivots = dps::LargeArray<int>(static_cast<std::size_t>(f.r));
@@ -363,7 +359,7 @@ struct Distribute : dps::Stream<Solved, Job, Column> {
       for (Solved& s : waiting) {
         if (s.t12.size() == 0) continue;  // a flip: nothing to multiply
         for (int i = level + 1; i < columns; ++i) {
-          Job job{level, i, s.column, r, l21[static_cast<std::size_t>(i - level - 1)], s.t12};
+          Job job{{level, i, s.column}, r, c.sub_block, l21[static_cast<std::size_t>(i - level - 1)], s.t12};
           co_await post(std::move(job));
         }
       }
@@ -408,21 +404,12 @@ struct Gather : dps::Merge<Ready, NodeReady> {
   }
 };
 
-struct Multiply : dps::Leaf<Job, Product, Multiplier> {
-  Product execute(const Job& j) {
-    Product p{j.level, j.row, j.column, dps::LargeArray<double>(j.l21.size())};
-    kernels().multiply(j.r, j.l21.data(), j.t12.data(), p.block.data());
-    ++thread().jobs;
-    return p;
-  }
-};
-
 struct Subtract : dps::Leaf<Product, Ready, Column> {
   Ready execute(const Product& p) {
     Column& c = thread();
-    double* target = rows_at(c, p.row);
-    kernels().subtract(c.r, p.block.data(), target, c.n);
-    return {p.column, c.n / c.r - p.level - 1, p.level};
+    double* target = rows_at(c, p.block.row);
+    kernels().subtract(c.r, p.data.data(), target, c.n);
+    return {p.block.column, c.n / c.r - p.block.level - 1, p.block.level};
   }
 };
 
@@ -430,7 +417,7 @@ struct Subtract : dps::Leaf<Product, Ready, Column> {
 template <bool kPipelined>
 dps::Chain<Start, Finished> blocks_segment(const Collections& t, const SegmentPlan& plan) {
   const auto to_solve = [](const Panel& p, std::size_t) { return column_route(p.column); };
-  const auto to_subtract = [](const Product& p, std::size_t) { return column_route(p.column); };
+  const auto to_subtract = [](const Product& p, std::size_t) { return column_route(p.block.column); };
   dps::Chain<Start, Ready> chain = dps::op<Begin>(t.master, dps::to(0));
   for (int level = plan.first; level < plan.last; ++level) {
     const auto at_panel = dps::to(static_cast<std::size_t>(level));
@@ -440,7 +427,7 @@ dps::Chain<Start, Finished> blocks_segment(const Collections& t, const SegmentPl
       return chain >> factor >> solve >> dps::op<Close<Solved>>(t.master, dps::to(0));
     auto distribute = dps::op<Distribute<kPipelined>>(t.columns, at_panel).named("distribute");
     if (plan.window > 0) distribute = distribute.window(static_cast<std::uint32_t>(plan.window));
-    chain = chain >> factor >> solve >> distribute >> dps::op<Multiply>(t.multipliers).named("multiply") >>
+    chain = chain >> factor >> solve >> distribute >> multiplication(t.multipliers, plan.sub_block) >>
             dps::op<Subtract>(t.columns, to_subtract).named("subtract");
   }
   return chain >> dps::op<Close<Ready>>(t.master, dps::to(0));

@@ -6,7 +6,7 @@
 //                                    row flip to every earlier one
 //   Solve (leaf, column j)           row interchanges, then T12 = L11⁻¹·A12 (step 2)
 //   Distribute (stream, column l)    a Job (L21 block i, T12 of column j) per block of the update
-//   Multiply (leaf, multipliers)     L21_i·T12_j
+//   Multiply (leaf, multipliers)     L21_i·T12_j, or Fig. 8's graph over all of them (multiplication.hpp)
 //   Subtract (leaf, column j)        B_ij -= L21_i·T12_j (step 3): column j is one block nearer ready
 //
 // then Factor of level l+1 again. Each level is a phase of the trace, "iteration l+1", from its
@@ -28,6 +28,7 @@
 #pragma once
 
 #include "kernels.hpp"
+#include "multiplication.hpp"
 
 #include <dps/dps.hpp>
 
@@ -42,14 +43,10 @@
 
 namespace lu {
 
-// The kernels every operation of this process uses. Their estimates matter only to a simulation,
-// whose single process sets measured ones; other processes keep zero estimates.
-const Kernels& kernels();
-void set_kernels(const Kernels& k);
-
 // What each column thread holds: its r-wide block of all n rows, and the pivots of its panel.
 struct Column {
   int index = -1, n = 0, r = 0, nodes = 1;  // nodes: column j is on the (j % nodes)-th column node
+  int sub_block = 0;              // s of its multiplication jobs by sub-blocks; 0: whole blocks
   dps::LargeArray<double> block;  // n×r, column major
   dps::LargeArray<int> pivots;    // r, 1-based relative to row index·r, once its panel is factored
   // Once factored, later levels' row interchanges apply to its L in level order, whatever order
@@ -58,28 +55,20 @@ struct Column {
   std::map<int, dps::LargeArray<int>> waiting_flips;
   template <class A>
   void serialize(A& a) {
-    a(index, n, r, nodes, block, pivots, flipped, waiting_flips);
+    a(index, n, r, nodes, sub_block, block, pivots, flipped, waiting_flips);
   }
 };
-struct Multiplier {
-  long jobs = 0;  // how many multiplications it did
-  template <class A>
-  void serialize(A& a) {
-    a(jobs);
-  }
-};
-
 enum class MatrixKind : std::uint8_t { Random, ZeroColumn, ZeroRow };
 
 // Builds column block `column` of the n×n matrix, the same in every process (entries from a hash of
 // their position and the seed). A call of fill_graph takes one with any `column`: it fills them all.
 struct Fill {
-  int column = 0, n = 0, r = 0, nodes = 1;
+  int column = 0, n = 0, r = 0, nodes = 1, sub_block = 0;
   std::uint64_t seed = 1;
   MatrixKind kind = MatrixKind::Random;
   template <class A>
   void serialize(A& a) {
-    a(column, n, r, nodes, seed, kind);
+    a(column, n, r, nodes, sub_block, seed, kind);
   }
 };
 double entry(std::uint64_t seed, MatrixKind kind, int n, int row, int column);
@@ -119,22 +108,6 @@ struct Solved {
   template <class A>
   void serialize(A& a) {
     a(level, column, t12);
-  }
-};
-struct Job {
-  int level = 0, row = 0, column = 0, r = 0;
-  dps::LargeArray<double> l21, t12;  // r×r each
-  template <class A>
-  void serialize(A& a) {
-    a(level, row, column, r, l21, t12);
-  }
-};
-struct Product {
-  int level = 0, row = 0, column = 0;
-  dps::LargeArray<double> block;  // r×r
-  template <class A>
-  void serialize(A& a) {
-    a(level, row, column, block);
   }
 };
 // Level `level`'s factored panel (rows level·r to n of its column block) and pivots, shared by the
@@ -209,11 +182,11 @@ struct SegmentPlan {
   int first = 0, last = 0;  // levels [first, last)
   int columns = 0;          // K = n / r
   Variant variant = Variant::Pipelined;
-  int window = 0;  // flow control on Distribute's jobs; 0: none
+  int window = 0;     // flow control on Distribute's jobs; 0: none
+  int sub_block = 0;  // multiplications by s×r and r×s pieces (Fig. 8); 0: one leaf per block
 };
 
 using Columns = dps::Threads<Column>;
-using Multipliers = dps::Threads<Multiplier>;
 using Master = dps::Threads<dps::Stateless>;
 
 // The thread collections of a run: relay p is on the node of columns j with j % (relays) == p.

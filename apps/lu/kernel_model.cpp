@@ -61,7 +61,7 @@ KernelModel KernelModel::measure(std::vector<int> sizes) {
 }
 
 KernelTimes KernelModel::at(int r) const {
-  return {factor_per_row.at(r), swap.at(r), solve.at(r), multiply.at(r), subtract.at(r)};
+  return {r, factor_per_row.at(r), swap.at(r), solve.at(r), multiply.at(r), subtract.at(r)};
 }
 
 void KernelModel::save(const std::string& path) const {

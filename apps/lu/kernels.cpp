@@ -13,6 +13,13 @@
 
 namespace lu {
 
+namespace {
+Kernels process_kernels{KernelTimes{}};  // zero estimates: only a simulation needs measured ones
+}  // namespace
+
+const Kernels& kernels() { return process_kernels; }
+void set_kernels(const Kernels& k) { process_kernels = k; }
+
 void use_one_blas_thread() { openblas_set_num_threads(1); }
 
 int Kernels::factor(int m, int r, double* a, int ld, int* ipiv) const {
@@ -38,9 +45,12 @@ void Kernels::update(int rows, int r, const double* a, int lda, const double* b,
   });
 }
 
-void Kernels::multiply(int r, const double* a, const double* b, double* c) const {
-  dps::compute(times_.multiply,
-               [&] { cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, r, r, r, 1.0, a, r, b, r, 0.0, c, r); });
+void Kernels::multiply(int m, int n, int k, const double* a, int lda, const double* b, int ldb, double* c,
+                       int ldc) const {
+  const double r = times_.r > 0 ? times_.r : 1;
+  dps::compute(times_.multiply * m / r * n / r * k / r, [&] {
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+  });
 }
 
 void Kernels::subtract(int r, const double* c, double* a, int ld) const {
@@ -83,6 +93,7 @@ Kernels Kernels::measure(int r) {
   std::vector<int> ipiv(r);
   const Kernels direct(KernelTimes{});  // estimates are irrelevant outside a simulation
   KernelTimes t;
+  t.r = r;
   std::vector<double> work;
   work = panel;
   const double copy = shortest_seconds([&] { std::copy(panel.begin(), panel.end(), work.begin()); });
@@ -92,7 +103,7 @@ Kernels Kernels::measure(int r) {
                                    }) - copy) / m;
   t.swap = shortest_seconds([&] { direct.swap(r, panel.data(), m, ipiv.data(), r); });
   t.solve = shortest_seconds([&] { direct.solve(r, a.data(), r, b.data(), r); });
-  t.multiply = shortest_seconds([&] { direct.multiply(r, a.data(), b.data(), c.data()); });
+  t.multiply = shortest_seconds([&] { direct.multiply(r, r, r, a.data(), r, b.data(), r, c.data(), r); });
   t.subtract = shortest_seconds([&] { direct.subtract(r, c.data(), b.data(), r); });
   return Kernels(t);
 }

@@ -4,7 +4,7 @@
 //
 //   lu::Kernels k = lu::Kernels::measure(r);        // times each kernel at block size r
 //   int singular = k.factor(m, r, panel, n, ipiv);  // 0, or the 1-based column of a zero pivot
-//   k.multiply(r, a, b, c);                          // c = a·b, r×r blocks
+//   k.multiply(r, r, r, a, r, b, r, c, r);           // c = a·b, r×r blocks
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,7 @@ namespace lu {
 
 // Seconds each kernel takes at block size r: what partial direct execution charges.
 struct KernelTimes {
+  int r = 0;                  // the block size they are for
   double factor_per_row = 0;  // dgetrf of an m×r panel: this times m
   double swap = 0;            // dlaswp of r pivots over r columns
   double solve = 0;           // dtrsm of an r×r unit lower triangle on r columns
@@ -35,8 +36,8 @@ class Kernels {
   void swap(int columns, double* a, int ld, const int* ipiv, int r) const;
   // b = L⁻¹·b, L the unit lower triangle of the r×r block `l` (leading dimension ldl); b is r×r.
   void solve(int r, const double* l, int ldl, double* b, int ld) const;
-  // c = a·b, all r×r with leading dimension r.
-  void multiply(int r, const double* a, const double* b, double* c) const;
+  // c = a·b: a is m×k, b k×n, c m×n; charged as the r×r product scaled by its flops.
+  void multiply(int m, int n, int k, const double* a, int lda, const double* b, int ldb, double* c, int ldc) const;
   // c -= a·b: a is rows×r, b r×r, c rows×r (the trailing update of one column block at once).
   void update(int rows, int r, const double* a, int lda, const double* b, int ldb, double* c, int ldc) const;
   // a -= c: the r×r block `c` (leading dimension r) from the block at `a`.
@@ -45,6 +46,11 @@ class Kernels {
  private:
   KernelTimes times_;
 };
+
+// The kernels every operation of this process uses. Their estimates matter only to a simulation,
+// whose single process sets measured ones; other processes keep zero estimates.
+const Kernels& kernels();
+void set_kernels(const Kernels& k);
 
 // One BLAS thread per process: DPS threads are the parallelism.
 void use_one_blas_thread();

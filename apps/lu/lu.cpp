@@ -27,6 +27,10 @@ Options Options::resolved(std::size_t nodes) const {
   if (o.r < 1 || o.n % o.r != 0 || o.n / o.r < 2)
     throw why("--r must divide --n into two blocks or more, got n = " + std::to_string(o.n) + ", r = " + std::to_string(o.r));
   if (o.window < 0) throw why("--window expects 0 or more, got " + std::to_string(o.window));
+  if (o.sub_block < 0 || (o.sub_block > 0 && o.r % o.sub_block != 0))
+    throw why("--sub-block must divide --r, got r = " + std::to_string(o.r) + ", sub-block = " + std::to_string(o.sub_block));
+  if (o.sub_block > 0 && o.variant == Variant::Owner)
+    throw why("--sub-block splits the multiplication jobs of the basic and pipelined variants; owner has none");
   if (o.multipliers < 0) throw why("--multipliers expects 0 or more, got " + std::to_string(o.multipliers));
   if (o.column_nodes < 0 || o.column_nodes > static_cast<int>(nodes))
     throw why("--column-nodes expects 0 to " + std::to_string(nodes) + ", got " + std::to_string(o.column_nodes));
@@ -54,7 +58,7 @@ Result run(dps::Application& app, const Options& o) {
     t.relays = app.threads<dps::Stateless>("relays", 0);
     for (int p = 0; p < nodes; ++p) t.relays.add_on(ids[static_cast<std::size_t>(p)]);
   }
-  if (app.graph(fill_graph(t.columns, t.master), "fill").call(Fill{0, o.n, o.r, nodes, o.seed, o.matrix}).get().messages != K)
+  if (app.graph(fill_graph(t.columns, t.master), "fill").call(Fill{0, o.n, o.r, nodes, o.sub_block, o.seed, o.matrix}).get().messages != K)
     throw std::logic_error("not every column was filled");
 
   // One call per segment of iterations between thread changes (the operations mark each iteration
@@ -64,7 +68,7 @@ Result run(dps::Application& app, const Options& o) {
   int first = 0;
   for (auto change = o.changes.begin();; ++change) {
     const int last = change == o.changes.end() ? K : change->first;
-    const SegmentPlan plan{first, last, K, o.variant, o.window};
+    const SegmentPlan plan{first, last, K, o.variant, o.window, o.sub_block};
     app.graph(segment_graph(t, plan), "lu").call(Start{first, K, nodes}).get();
     if (change == o.changes.end()) break;
     if (change->second > 0) t.multipliers.add(static_cast<std::size_t>(change->second));

@@ -21,6 +21,7 @@ struct Options {
   int r = 0;  // 0: chosen by resolved()
   Variant variant = Variant::Owner;
   int window = 0;           // flow control on a level's multiplication jobs; 0: none
+  int sub_block = 0;        // each r×r product in r×s and s×r pieces over the multipliers; 0: one thread
   int multipliers = 0;      // 0: one per node
   int column_nodes = 0;     // column threads on the first this many nodes; 0: all
   std::map<int, int> changes{};  // after iteration I (1-based): multipliers added (> 0) or removed (< 0)

@@ -4,6 +4,7 @@
 //
 //   lu --nodes 4 --n 2592 --r 324 --variant pipelined --window 8 --trace traces/lu.dpstrace
 //   lu --nodes 8 --variant basic --column-nodes 4 --remove-after 1:4      # seed 004 Fig. 13
+//   lu --nodes 4 --n 2592 --r 324 --variant pipelined --sub-block 81       # seed 004 Fig. 8
 //   lu-sim --nodes 8 --model cluster.json --pdexec --noalloc --n 2592 --r 81
 #include "kernel_model.hpp"
 #include "kernels.hpp"
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
     int code = 0;
     {
       dps::Application app(argc, argv);  // returns on node 0 only
-      long n = 2592, r = 0, window = 0, multipliers = 0, column_nodes = 0, seed = 1;
+      long n = 2592, r = 0, window = 0, sub_block = 0, multipliers = 0, column_nodes = 0, seed = 1;
       std::string variant = "owner", remove_after, add_after, matrix = "random", kernels, scale;
       bool no_check = false;
       dps::Cli cli(kProgram,
@@ -102,6 +103,9 @@ int main(int argc, char** argv) {
                   "basic (seed 004: merge-split barriers), pipelined (seed 004 Fig. 6: streams) or owner (each "
                   "column's thread updates it with one dgemm per iteration; default)")
           .option("--window", window, "flow control: at most this many multiplication jobs (owner: panel shares) of a level in flight (default: no limit)")
+          .option("--sub-block", sub_block,
+                  "S  basic and pipelined: each r x r product by the multiplication threads together, in r x S and "
+                  "S x r pieces (seed 004 Fig. 8; S divides r; default: one thread per product)")
           .option("--multipliers", multipliers, "multiplication threads (default: one per node)")
           .option("--column-nodes", column_nodes, "place the column threads on the first this many nodes (default: all)")
           .option("--remove-after", remove_after, "I:C  remove C multiplication threads after iteration I")
@@ -120,6 +124,7 @@ int main(int argc, char** argv) {
                     .r = static_cast<int>(r),
                     .variant = lu::variant_named(variant),
                     .window = static_cast<int>(window),
+                    .sub_block = static_cast<int>(sub_block),
                     .multipliers = static_cast<int>(multipliers),
                     .column_nodes = static_cast<int>(column_nodes),
                     .matrix = matrix_kind(matrix),
@@ -157,9 +162,9 @@ int main(int argc, char** argv) {
         code = 1;
       }
       std::snprintf(figures, sizeof figures,
-                    "{\"n\": %d, \"r\": %d, \"variant\": \"%s\", \"window\": %d, \"nodes\": %zu, "
+                    "{\"n\": %d, \"r\": %d, \"variant\": \"%s\", \"window\": %d, \"sub_block\": %d, \"nodes\": %zu, "
                     "\"multipliers\": %zu, \"%s\": %.6f, \"gflops\": %.3f, \"residual\": %s}",
-                    o.n, o.r, lu::name(o.variant), o.window, app.nodes(), result.multipliers, kTimeKey, result.seconds,
+                    o.n, o.r, lu::name(o.variant), o.window, o.sub_block, app.nodes(), result.multipliers, kTimeKey, result.seconds,
                     result.gflops, residual.c_str());
     }
     std::printf("%s\n", figures);

@@ -71,7 +71,7 @@ const OpType& op_type() {
   using In = typename Op::input_type;
   using Out = typename Op::output_type;
   static const OpType& type = Registry<OpType>::add([] {
-    OpType t{typeid(Op).name(), Op::kind, nullptr, nullptr, &Payload::load<In>, &Payload::load<Out>};
+    OpType t{typeid(Op).name(), &typeid(Op), Op::kind, nullptr, nullptr, &Payload::load<In>, &Payload::load<Out>};
     if constexpr (Op::kind == OpKind::Leaf)
       t.run_leaf = &run_leaf<Op>;
     else

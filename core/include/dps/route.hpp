@@ -100,7 +100,7 @@ void load_route(RouteFn& fn, WireReader& image) {
 template <class In, class R>
 const RouteType& route_type() {
   static const RouteType& type =
-      Registry<RouteType>::add({std::string(typeid(R).name()) + "<-" + typeid(In).name(), &load_route<In, R>});
+      Registry<RouteType>::add({std::string(typeid(R).name()) + "<-" + typeid(In).name(), &typeid(R), &load_route<In, R>});
   return type;
 }
 template <class In, class R>

@@ -6,10 +6,15 @@
 //
 //   const OpType& t = detail::op_type<Cut>();         // registered at start-up in every process
 //   const OpType* same = Registry<OpType>::find(t.key);
+//
+// Two different types with one name would run each other's code: types in anonymous namespaces
+// of different files share their mangled name. Registering the second stops the program, naming it.
 #pragma once
 
 #include "dps/payload.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,7 +42,13 @@ class Registry {
     Registry& r = instance();
     std::lock_guard lock(r.mu_);
     auto [it, fresh] = r.entries_.try_emplace(entry.key, nullptr);
-    if (fresh) it->second = std::make_unique<Entry>(std::move(entry));
+    if (fresh) {
+      it->second = std::make_unique<Entry>(std::move(entry));
+    } else if (*it->second->type != *entry.type) {  // during static initialization: nothing to throw to
+      std::fprintf(stderr, "dps: two different types are named %s (anonymous namespaces in two files?); rename one\n",
+                   demangle(entry.type->name()).c_str());
+      std::abort();
+    }
     return *it->second;
   }
   static const Entry* find(std::string_view key) {
@@ -59,6 +70,7 @@ class Registry {
 // An operation type: how to run it and how to decode its input and output.
 struct OpType {
   std::string key;  // the mangled type name
+  const std::type_info* type;
   OpKind kind;
   void (*run_leaf)(Thread&, Payload&);  // leaf: replaces the input by the output
   Activity* (*make_activity)();         // split, merge, stream
@@ -69,12 +81,14 @@ struct OpType {
 // A thread state type: its default value, where a thread starts that was sent no state.
 struct StateType {
   std::string key;
+  const std::type_info* type;
   std::unique_ptr<StateBox> (*make_default)();  // null when the type has no default constructor
 };
 
 // A user route type: rebuilt in another process from its serialized image.
 struct RouteType {
   std::string key;
+  const std::type_info* type;  // the route's
   void (*load)(RouteFn& route, WireReader& image);
 };
 

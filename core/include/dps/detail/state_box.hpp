@@ -66,7 +66,7 @@ class StateBoxOf final : public StateBox {
 template <class State>
 const StateType& state_type() {
   static const StateType& type = Registry<StateType>::add([] {
-    StateType t{typeid(State).name(), nullptr};
+    StateType t{typeid(State).name(), &typeid(State), nullptr};
     if constexpr (std::is_default_constructible_v<State>)
       t.make_default = [] { return std::unique_ptr<StateBox>(new StateBoxOf<State>(State{})); };
     return t;
