@@ -138,6 +138,35 @@ TEST(SimBackend, AStepTakesItsSimulatedTimeAndItsMessagesLeaveWhenItEnds) {
   }
 }
 
+// The runtime runs as many steps at once on a node as it has worker threads; a model that says how
+// many does the same: on one core, one worker runs each 0.25 s step alone, two run them in pairs at
+// half speed, and without a limit the node's four threads share the core.
+TEST(SimBackend, ANodesWorkersLimitTheStepsRunningAtOnce) {
+  Spin::estimate = 0.25;
+  for (const unsigned workers : {1u, 2u, 0u}) {
+    SCOPED_TRACE("workers " + std::to_string(workers));
+    ClusterModel model = cluster(2);
+    model.groups = {sim::NodeGroup{"master", 1, 1, 1.0}, sim::NodeGroup{"spinners", 1, 1, 1.0, workers}};
+    Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
+    MemoryTrace trace;
+    s.app->trace_to(&trace);
+    auto master = s.app->threads<Stateless>("master", 1);
+    auto spinners = s.app->threads<Stateless>("spinners", 0);
+    for (int k = 0; k < 4; ++k) spinners.add_on(1);
+    auto graph = s.app->graph(op<Pieces<>>(master) >> op<Spin>(spinners) >> op<SumPartials<>>(master));
+    EXPECT_EQ(graph.call(Range{0, 240}).get().count, 24);
+    EXPECT_GE(s.app->now(), 6.0) << "24 steps of 0.25 s on one core";
+    double longest = 0;
+    for (const auto& step : trace.steps())
+      if (is_spin(step)) {
+        longest = std::max(longest, step.end - step.start);
+        if (workers == 1) EXPECT_DOUBLE_EQ(step.end - step.start, 0.25);
+        if (workers == 2) EXPECT_NEAR(step.end - step.start, 0.5, 1e-3);
+      }
+    if (workers == 0) EXPECT_NEAR(longest, 1.0, 1e-3) << "four steps at a quarter of the core each";
+  }
+}
+
 // NOALLOC: the payload holds no data, but its size drives the transfer.
 struct Block {
   LargeArray<double> a;

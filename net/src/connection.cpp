@@ -86,7 +86,12 @@ void Connection::parse() {
     std::memcpy(&h, in_.data() + begin_, sizeof h);
     // Before authentication only the handshake's small frames: a stranger's header must not make
     // this process allocate a large buffer.
-    if (auto reason = h.check(authenticated ? max_body_ : kMaxHandshakeBody)) return fail(*reason);
+    if (auto reason = h.check(authenticated ? max_body_ : kMaxHandshakeBody)) {
+      if (frames_ > 0)
+        *reason += " (frame " + std::to_string(frames_ + 1) + ", after one of kind " +
+                   std::to_string(static_cast<int>(last_.kind)) + " and " + std::to_string(last_.length) + " bytes)";
+      return fail(*reason);
+    }
     const std::size_t need = FrameHeader::kSize + h.length;
     if (end_ - begin_ < need) {
       if (in_.size() - begin_ < need) {  // make room for the whole frame
@@ -97,6 +102,8 @@ void Connection::parse() {
       }
       break;
     }
+    ++frames_;
+    last_ = h;
     handler_.on_frame(*this, h, std::span<const std::byte>(in_.data() + begin_ + FrameHeader::kSize, h.length));
     if (reported_.load(std::memory_order_relaxed)) return;  // the handler closed us
     begin_ += need;
@@ -164,6 +171,7 @@ void Connection::write_queued() {
   asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
     if (ec) return self->fail("send failed: " + ec.message());
     std::deque<Outgoing> done;
+    bool more;
     {
       std::lock_guard lock(self->mu_);
       std::size_t written = self->sent_ + n;
@@ -175,17 +183,16 @@ void Connection::write_queued() {
         self->queue_.pop_front();
       }
       self->sent_ = written;
-      if (self->queue_.empty()) {
+      // Decided under the same lock: once writing_ is false, a send may write directly and, if the
+      // socket takes only part, start its own write_queued. Looking again later would start a
+      // second write alongside it, interleaving the frames.
+      more = !self->queue_.empty();
+      if (!more) {
         self->writing_ = false;
         self->sent_ = 0;
       }
     }
     done.clear();  // releases outside the lock
-    bool more;
-    {
-      std::lock_guard lock(self->mu_);
-      more = self->writing_;
-    }
     if (more) return self->write_queued();
     if (!self->finishing_.empty()) self->fail(self->finishing_);
   });

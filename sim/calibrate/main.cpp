@@ -12,9 +12,11 @@
 //   - speed: the wall time of a fixed loop on each node (all at once with --together), against its thread CPU time on node 0 (the
 //     simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
 //     throttled has speed 1); cores: CPU seconds per wall second of the loop run on every CPU the
-//     process may use (so a cgroup quota of half a core gives one core at speed 0.5).
-// Network figures are medians over node pairs (0, k). Nodes in a row with the same cores and speeds
-// within 10 % form one group. Last line: JSON with the figures.
+//     process may use (so a cgroup quota of half a core gives one core at speed 0.5);
+//   - workers: the worker threads a node process runs by default (one per CPU it sees, quota or
+//     not): that many steps run at once there (`--set groups.G.workers=W` for runs with --workers W).
+// Network figures are medians over node pairs (0, k). Nodes in a row with the same cores, workers
+// and speeds within 10 % form one group. Last line: JSON with the figures.
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 #include <dps/sim/model.hpp>
@@ -124,11 +126,11 @@ struct Probe {
 };
 struct Sample {
   long node = 0;
-  unsigned cores = 1;
+  unsigned cores = 1, workers = 1;
   double process_cpu_s = 0, loop_cpu_s = 0, loop_wall_s = 0, loop_sum = 0;
   template <class A>
   void serialize(A& a) {
-    a(node, cores, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum);
+    a(node, cores, workers, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum);
   }
 };
 
@@ -171,7 +173,8 @@ struct Forward : dps::Split<Probe, Probe> {
 };
 struct Measure : dps::Leaf<Probe, Sample> {
   Sample execute(const Probe& p) {
-    Sample s{static_cast<long>(node()), 1, clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0};
+    Sample s{static_cast<long>(node()), 1, std::max(1u, std::thread::hardware_concurrency()),
+             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0};
     if (p.iterations > 0) {
       const double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID), wall = clock_seconds(CLOCK_MONOTONIC);
       s.loop_sum = loop(p.iterations);
@@ -239,17 +242,19 @@ Link measure_link(Graph& stream, Samples& sample, long k, std::size_t bytes, dou
   return link;
 }
 
-// Consecutive nodes with the same cores and speeds within 10 % of their group's mean form a group.
+// Consecutive nodes with the same cores and workers, and speeds within 10 % of their group's mean,
+// form a group.
 std::vector<dps::sim::NodeGroup> group(const std::vector<Sample>& nodes, const std::vector<double>& speeds) {
   std::vector<dps::sim::NodeGroup> groups;
   std::vector<double> sums;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const double mean = groups.empty() ? 0 : sums.back() / static_cast<double>(groups.back().count);
-    if (!groups.empty() && groups.back().cores == nodes[i].cores && std::fabs(speeds[i] - mean) <= 0.1 * mean) {
+    if (!groups.empty() && groups.back().cores == nodes[i].cores && groups.back().workers == nodes[i].workers &&
+        std::fabs(speeds[i] - mean) <= 0.1 * mean) {
       ++groups.back().count;
       sums.back() += speeds[i];
     } else {
-      groups.push_back({"", 1, nodes[i].cores, 0});
+      groups.push_back({"", 1, nodes[i].cores, 0, nodes[i].workers});
       sums.push_back(speeds[i]);
     }
   }
@@ -345,7 +350,8 @@ int main(int argc, char** argv) {
                   link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive);
     }
     for (long k = 0; k < nodes; ++k)
-      std::printf("node %ld: %u cores, speed %.3f\n", k, samples[static_cast<std::size_t>(k)].cores,
+      std::printf("node %ld: %u cores, %u workers, speed %.3f\n", k, samples[static_cast<std::size_t>(k)].cores,
+                  samples[static_cast<std::size_t>(k)].workers,
                   speeds[static_cast<std::size_t>(k)]);
 
     dps::sim::ClusterModel model;

@@ -69,6 +69,7 @@ Engine::Engine(ClusterModel model) : model_(std::move(model)) {
     for (std::size_t i = 0; i < g.count; ++i) {
       Node n;
       n.cores = g.cores;
+      n.workers = g.workers;
       n.speed = g.speed;
       nodes_.push_back(std::move(n));
     }

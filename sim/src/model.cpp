@@ -107,12 +107,13 @@ ClusterModel check(const json& root, const Reader& r) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string path = "groups[" + std::to_string(i) + "].";
     const json& g = groups[i];
-    r.only(g, path, {"name", "count", "cores", "speed"});
+    r.only(g, path, {"name", "count", "cores", "speed", "workers"});
     NodeGroup group;
     group.name = g.contains("name") && g["name"].is_string() ? g["name"].get<std::string>() : "group" + std::to_string(i);
     group.count = r.count(g, path, "count");
     group.cores = g.contains("cores") ? static_cast<unsigned>(r.count(g, path, "cores")) : 1u;
     group.speed = r.number(g, path, "speed", true);
+    group.workers = g.contains("workers") ? static_cast<unsigned>(r.count(g, path, "workers")) : 0u;
     m.groups.push_back(std::move(group));
   }
   const json& n = r.field(root, "", "network");
@@ -190,8 +191,10 @@ ClusterModel ClusterModel::defaults(const std::vector<std::string>& overrides) {
 
 std::string ClusterModel::to_json() const {
   json groups_json = json::array();
-  for (const auto& g : groups)
+  for (const auto& g : groups) {
     groups_json.push_back({{"name", g.name}, {"count", g.count}, {"cores", g.cores}, {"speed", g.speed}});
+    if (g.workers > 0) groups_json.back()["workers"] = g.workers;
+  }
   const json root = {
       {"groups", groups_json},
       {"network",

@@ -73,6 +73,9 @@ struct SimBackend::Impl final : Listener, TraceSink {
     bool queued = false;  // in ready_
     bool busy = false;    // a step runs: its computation has not ended
     bool moving = false;  // migrating: its state is on the way
+    bool worker = false;  // holds one of its node's workers (a model may limit them)
+    NodeId worker_node = 0;
+    unsigned streak = 0;  // steps in a row on that worker
     NodeId node = 0;      // where the current step runs
     double start = 0, work = 0;
     std::vector<Effect> effects;
@@ -112,6 +115,8 @@ struct SimBackend::Impl final : Listener, TraceSink {
     const auto id = static_cast<NodeId>(vnodes.size());
     vnodes.push_back(v);
     live.push_back(id);
+    workers_used.push_back(0);
+    parked.emplace_back();
     stats.node_joined(id, v, engine->now());
     return id;
   }
@@ -154,8 +159,49 @@ struct SimBackend::Impl final : Listener, TraceSink {
       Slot& s = *ready.front();
       ready.pop_front();
       s.queued = false;
-      if (s.wanted && !s.busy && !s.moving && !stopped) execute(s);
+      if (!s.wanted || s.busy || s.moving || stopped) {
+        if (s.worker) release_worker(s);
+        continue;
+      }
+      if (s.worker || take_worker(s)) execute(s);
     }
+  }
+
+  static constexpr unsigned kWorkerBudget = 512;  // the runtime's steps in a row (detail::Strands::kBudget)
+
+  // A node whose model limits its workers runs that many steps at once, as the runtime's worker
+  // threads do: a thread with work waits for one, then keeps it while it has work, up to the
+  // runtime's budget of steps in a row.
+  bool take_worker(Slot& s) {
+    const NodeId node = s.thread->node();
+    const unsigned limit = engine->workers(vnode(node));
+    if (limit > 0 && workers_used[node] >= limit) {
+      s.queued = true;  // parked: kick leaves it alone
+      parked[node].push_back(&s);
+      return false;
+    }
+    ++workers_used[node];
+    s.worker = true;
+    s.worker_node = node;
+    s.streak = 0;
+    return true;
+  }
+
+  void release_worker(Slot& s) {
+    s.worker = false;
+    std::deque<Slot*>& waiting = parked[s.worker_node];
+    if (waiting.empty()) {
+      --workers_used[s.worker_node];
+      return;
+    }
+    Slot& next = *waiting.front();  // the worker passes to the first parked thread
+    waiting.pop_front();
+    next.worker = true;
+    next.worker_node = s.worker_node;
+    next.streak = 0;
+    next.queued = false;
+    kick(next);
+    if (!next.queued) release_worker(next);  // no longer runnable: the next one in line
   }
 
   // One atomic step, run now for real; it takes simulated time from here on.
@@ -204,6 +250,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     s.effects.clear();
     if (s.move) start_move(s);
     kick(s);
+    if (s.worker && (!s.queued || ++s.streak >= kWorkerBudget)) release_worker(s);
   }
 
   // --- envelopes, results and migrations between nodes ---
@@ -415,6 +462,8 @@ struct SimBackend::Impl final : Listener, TraceSink {
   std::vector<NodeId> live;
   std::deque<Slot> slots;     // by thread uid
   std::deque<Slot*> ready;    // threads to run a step now, in order
+  std::vector<unsigned> workers_used;         // by node: workers held
+  std::vector<std::deque<Slot*>> parked;      // by node: threads waiting for a worker
   Slot* current = nullptr;    // the step running
   std::vector<Delivery> deliveries;
   std::vector<std::size_t> free_deliveries;

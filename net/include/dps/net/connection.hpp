@@ -92,6 +92,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::vector<std::byte> in_;
   std::size_t begin_ = 0, end_ = 0;
+  std::uint64_t frames_ = 0;  // received, and the last one's header: what a bad frame follows
+  FrameHeader last_{};
 
   std::mutex mu_;
   std::deque<Outgoing> queue_;  // front: partly written when sent_ > 0

@@ -56,6 +56,7 @@ class Engine {
   double now() const noexcept { return now_; }
   std::size_t size() const noexcept { return nodes_.size(); }
   unsigned cores(VNode node) const { return nodes_.at(node).cores; }
+  unsigned workers(VNode node) const { return nodes_.at(node).workers; }  // 0: no limit
   double speed(VNode node) const { return nodes_.at(node).speed; }
 
   // Virtual nodes belong to at most one application at a time.
@@ -123,7 +124,7 @@ class Engine {
   };
 
   struct Node {
-    unsigned cores = 1;
+    unsigned cores = 1, workers = 0;
     double speed = 1;
     const void* owner = nullptr;
     std::vector<ActionId> running;  // computations

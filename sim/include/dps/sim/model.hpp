@@ -5,7 +5,7 @@
 //
 //   {
 //     "groups":  [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0 },
-//                  { "name": "slow", "count": 4, "cores": 1, "speed": 0.5 } ],
+//                  { "name": "slow", "count": 4, "cores": 1, "speed": 0.5, "workers": 2 } ],
 //     "network": { "latency_us": 50, "bandwidth_MBps": 117.5, "sharing": "equal",
 //                  "cpu_per_send": 0.05, "cpu_per_receive": 0.1, "header_bytes": 0 }
 //   }
@@ -39,7 +39,8 @@ struct NodeGroup {
   std::string name;
   std::size_t count = 1;
   unsigned cores = 1;
-  double speed = 1.0;  // relative: a step of t seconds at speed 1 takes t / speed
+  double speed = 1.0;    // relative: a step of t seconds at speed 1 takes t / speed
+  unsigned workers = 0;  // steps that run at once, as the runtime's worker threads; 0: every one ready
 };
 
 struct NetworkModel {
