@@ -1,8 +1,9 @@
 // The operations of block LU and the graphs they make.
 #include "factorization.hpp"
 
+#include "submatrix.hpp"
+
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -10,17 +11,6 @@
 namespace lu {
 
 namespace {
-
-// Copies the r×r block at `from` (leading dimension ld) into a new contiguous array; under NOALLOC
-// (no data) the array is sized but empty.
-dps::LargeArray<double> copy_block(const dps::LargeArray<double>& source, std::size_t offset, int ld, int r) {
-  dps::LargeArray<double> block(static_cast<std::size_t>(r) * r);
-  if (block.allocated() && source.allocated())
-    for (int j = 0; j < r; ++j)
-      std::memcpy(block.data() + static_cast<std::size_t>(j) * r, source.data() + offset + static_cast<std::size_t>(j) * ld,
-                  sizeof(double) * r);
-  return block;
-}
 
 std::size_t column_route(int column) { return static_cast<std::size_t>(column); }
 
@@ -205,7 +195,7 @@ struct Factor : dps::Stream<Ready, Panel, Column> {
       while (factored && sent < ready.size()) {
         const int j = ready[sent++];
         if (j == level) continue;
-        Panel panel{level, j, false, c.pivots, copy_block(c.block, static_cast<std::size_t>(level) * r, c.n, r)};
+        Panel panel{level, j, false, c.pivots, submatrix(c.block, c.n, level * r, 0, r, r)};
         co_await post(std::move(panel));
       }
       if (!more) break;
@@ -240,13 +230,8 @@ std::shared_ptr<PanelData> make_panel(const Column& c, int level) {
   p.level = level;
   p.rows = c.n - level * c.r;
   p.r = c.r;
-  p.lu = dps::LargeArray<double>(static_cast<std::size_t>(p.rows) * c.r);
+  p.lu = submatrix(c.block, c.n, level * c.r, 0, p.rows, c.r);
   p.pivots = c.pivots;
-  if (p.lu.allocated() && c.block.allocated())
-    for (int j = 0; j < c.r; ++j)
-      std::memcpy(p.lu.data() + static_cast<std::size_t>(j) * p.rows,
-                  c.block.data() + static_cast<std::size_t>(j) * c.n + static_cast<std::size_t>(level) * c.r,
-                  sizeof(double) * static_cast<std::size_t>(p.rows));
   return panel;
 }
 
@@ -339,7 +324,7 @@ struct Solve : dps::Leaf<Panel, Solved, Column> {
     double* top = rows_at(c, p.level);
     kernels().swap(r, top, c.n, p.pivots.data(), r);
     kernels().solve(r, p.l11.data(), r, top, c.n);
-    return {p.level, p.column, copy_block(c.block, static_cast<std::size_t>(p.level) * r, c.n, r)};
+    return {p.level, p.column, submatrix(c.block, c.n, p.level * r, 0, r, r)};
   }
 };
 
@@ -350,7 +335,7 @@ struct Distribute : dps::Stream<Solved, Job, Column> {
     const int level = c.index, columns = c.n / c.r, r = c.r;
     // L21's r×r blocks, copied once from the panel: each job takes a copy.
     std::vector<dps::LargeArray<double>> l21;
-    for (int i = level + 1; i < columns; ++i) l21.push_back(copy_block(c.block, static_cast<std::size_t>(i) * r, c.n, r));
+    for (int i = level + 1; i < columns; ++i) l21.push_back(submatrix(c.block, c.n, i * r, 0, r, r));
     std::vector<Solved> waiting;
     waiting.push_back(std::move(first));
     if constexpr (!kPipelined)

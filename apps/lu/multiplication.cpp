@@ -2,6 +2,7 @@
 #include "multiplication.hpp"
 
 #include "kernels.hpp"
+#include "submatrix.hpp"
 
 #include <cstring>
 #include <optional>
@@ -80,23 +81,6 @@ struct RowProducts {  // the s×s blocks of the product at row piece `row` and `
   }
 };
 
-// `count` columns of the `rows`-tall column-major `source` from column `from`, or `count` rows from
-// row `from`: a new contiguous array, empty without data (NOALLOC).
-dps::LargeArray<double> columns_of(const dps::LargeArray<double>& source, int rows, int from, int count) {
-  dps::LargeArray<double> out(static_cast<std::size_t>(rows) * count);
-  if (out.allocated() && source.allocated())
-    std::memcpy(out.data(), source.data() + static_cast<std::size_t>(from) * rows, sizeof(double) * out.size());
-  return out;
-}
-dps::LargeArray<double> rows_of(const dps::LargeArray<double>& source, int rows, int columns, int from, int count) {
-  dps::LargeArray<double> out(static_cast<std::size_t>(count) * columns);
-  if (out.allocated() && source.allocated())
-    for (int j = 0; j < columns; ++j)
-      std::memcpy(out.data() + static_cast<std::size_t>(j) * count,
-                  source.data() + static_cast<std::size_t>(j) * rows + from, sizeof(double) * count);
-  return out;
-}
-
 // On the coordinator (the thread the job reached): keeps L21, scatters T12's column pieces.
 struct ScatterColumns : dps::Split<Job, ColumnPiece, Multiplier> {
   dps::Step execute(Job job) {
@@ -107,7 +91,7 @@ struct ScatterColumns : dps::Split<Job, ColumnPiece, Multiplier> {
                       job.r, job.s};
     thread().l21.insert_or_assign(job.block, std::move(job.l21));
     for (int p = 0; p < plan.count(); ++p) {
-      ColumnPiece piece{job.block, plan, p, columns_of(job.t12, job.r, p * job.s, job.s)};
+      ColumnPiece piece{job.block, plan, p, submatrix(job.t12, job.r, 0, p * job.s, job.r, job.s)};
       co_await post(std::move(piece));
     }
   }
@@ -140,7 +124,7 @@ struct SendRows : dps::Stream<Stored, RowPiece, Multiplier> {
     for (std::optional<Stored> x = std::move(first); x;) {
       if (++stored[x->holder] == plan.held_by(x->holder))
         for (int row = 0; row < plan.count(); ++row) {
-          RowPiece piece{x->block, plan, x->holder, row, rows_of(l21, plan.r, plan.r, row * plan.s, plan.s)};
+          RowPiece piece{x->block, plan, x->holder, row, submatrix(l21, plan.r, row * plan.s, 0, plan.s, plan.r)};
           co_await post(std::move(piece));
         }
       x = co_await next();

@@ -4,6 +4,7 @@
 
 #include "statistics.hpp"
 
+#include "dps/detail/strands.hpp"
 #include "dps/errors.hpp"
 #include "dps/runtime.hpp"
 #include "dps/thread.hpp"
@@ -73,7 +74,8 @@ struct SimBackend::Impl final : Listener, TraceSink {
     bool queued = false;  // in ready_
     bool busy = false;    // a step runs: its computation has not ended
     bool moving = false;  // migrating: its state is on the way
-    bool worker = false;  // holds one of its node's workers (a model may limit them)
+    bool parked = false;  // waiting for one of its node's workers (a model may limit them)
+    bool worker = false;  // holds one of them
     NodeId worker_node = 0;
     unsigned streak = 0;  // steps in a row on that worker
     NodeId node = 0;      // where the current step runs
@@ -148,7 +150,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
   }
 
   void kick(Slot& s) {
-    if (s.wanted && !s.busy && !s.moving && !s.queued && !stopped) {
+    if (s.wanted && !s.busy && !s.moving && !s.queued && !s.parked && !stopped) {
       s.queued = true;
       ready.push_back(&s);
     }
@@ -167,8 +169,6 @@ struct SimBackend::Impl final : Listener, TraceSink {
     }
   }
 
-  static constexpr unsigned kWorkerBudget = 512;  // the runtime's steps in a row (detail::Strands::kBudget)
-
   // A node whose model limits its workers runs that many steps at once, as the runtime's worker
   // threads do: a thread with work waits for one, then keeps it while it has work, up to the
   // runtime's budget of steps in a row.
@@ -176,7 +176,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     const NodeId node = s.thread->node();
     const unsigned limit = engine->workers(vnode(node));
     if (limit > 0 && workers_used[node] >= limit) {
-      s.queued = true;  // parked: kick leaves it alone
+      s.parked = true;
       parked[node].push_back(&s);
       return false;
     }
@@ -199,7 +199,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     next.worker = true;
     next.worker_node = s.worker_node;
     next.streak = 0;
-    next.queued = false;
+    next.parked = false;
     kick(next);
     if (!next.queued) release_worker(next);  // no longer runnable: the next one in line
   }
@@ -250,7 +250,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     s.effects.clear();
     if (s.move) start_move(s);
     kick(s);
-    if (s.worker && (!s.queued || ++s.streak >= kWorkerBudget)) release_worker(s);
+    if (s.worker && (!s.queued || ++s.streak >= detail::Strands::kBudget)) release_worker(s);
   }
 
   // --- envelopes, results and migrations between nodes ---
