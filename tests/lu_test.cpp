@@ -1,16 +1,20 @@
 // Block LU (apps/lu) against LAPACK's dgetrf on the same matrix: the same row interchanges and the
 // same factors, for every variant, on real threads (every node in this process) and in the simulator
 // (direct execution), with multiplication threads removed and added between iterations; a singular
-// matrix reported with its zero pivot; partial direct execution without data runs the same graph.
+// matrix reported with its zero pivot; partial direct execution without data runs the same graph and
+// charges the copies that make messages; the kernel model file.
 #include <dps/dps.hpp>
 #include <dps/sim/sim_backend.hpp>
 
+#include "kernel_model.hpp"
 #include "lu.hpp"
 
 #include <gtest/gtest.h>
 #include <lapacke.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -123,6 +127,40 @@ TEST(LuSimulated, PartialDirectExecutionWithoutDataRunsTheSameGraph) {
   const std::size_t direct = steps({.nodes = 3});
   EXPECT_EQ(steps({.pdexec = true, .noalloc = true, .nodes = 3}), direct);
   lu::set_kernels(lu::Kernels(lu::KernelTimes{}));
+}
+
+// Copies that make messages are charged too (seed 004 §4: memory operations "explicitly added"):
+// with every other kernel free, making each copy 10 ms dearer lengthens the prediction by at least
+// one copy, the panel's on the critical path.
+TEST(LuSimulated, PartialDirectExecutionChargesTheCopiesThatMakeMessages) {
+  const auto predicted = [](double copy) {
+    auto app = application(true, {.pdexec = true, .noalloc = true, .nodes = 3});
+    lu::set_kernels(lu::Kernels(lu::KernelTimes{.r = 32, .copy = copy}));
+    return lu::run(*app, Options{.n = 256, .r = 32, .check = false}.resolved(app->nodes())).seconds;
+  };
+  const double free_copies = predicted(0);
+  EXPECT_GE(predicted(0.01), free_copies + 0.01);
+  lu::set_kernels(lu::Kernels(lu::KernelTimes{}));
+}
+
+// The kernel model reads back what it wrote; a file from before copies were charged charges none.
+TEST(LuKernelModel, ReadsBackWhatItWroteAndAFileWithoutCopiesChargesNone) {
+  lu::KernelModel model;
+  model.sizes = {16, 32};
+  model.multiply = {1e-6, 2e-10, 3};
+  model.copy = {0, 4e-10, 2};
+  const std::string path = ::testing::TempDir() + "/lu_kernels.json";
+  model.save(path);
+  const lu::KernelModel back = lu::KernelModel::load(path);
+  EXPECT_DOUBLE_EQ(back.at(32).multiply, model.at(32).multiply);
+  EXPECT_DOUBLE_EQ(back.at(32).copy, 4e-10 * 32 * 32);
+
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in);
+  j.erase("copy");
+  std::ofstream(path) << j.dump();
+  EXPECT_EQ(lu::KernelModel::load(path).at(32).copy, 0.0);
+  EXPECT_DOUBLE_EQ(lu::KernelModel::load(path).at(32).multiply, model.at(32).multiply);
 }
 
 }  // namespace

@@ -344,7 +344,7 @@ struct Distribute : dps::Stream<Solved, Job, Column> {
       for (Solved& s : waiting) {
         if (s.t12.size() == 0) continue;  // a flip: nothing to multiply
         for (int i = level + 1; i < columns; ++i) {
-          Job job{{level, i, s.column}, r, c.sub_block, l21[static_cast<std::size_t>(i - level - 1)], s.t12};
+          Job job{{level, i, s.column}, r, c.sub_block, copy_of(l21[static_cast<std::size_t>(i - level - 1)], r), copy_of(s.t12, r)};
           co_await post(std::move(job));
         }
       }

@@ -41,7 +41,7 @@ KernelModel KernelModel::measure(std::vector<int> sizes) {
   if (sizes.empty() || sizes.front() < 1) throw std::invalid_argument("kernel sizes must be positive");
   KernelModel m;
   m.sizes = sizes;
-  std::vector<double> r2, r3, factor, swap, solve, multiply, subtract;
+  std::vector<double> r2, r3, factor, swap, solve, multiply, subtract, copy;
   for (const int r : sizes) {
     const KernelTimes t = Kernels::measure(r).times();
     r2.push_back(std::pow(static_cast<double>(r), 2));
@@ -51,17 +51,19 @@ KernelModel KernelModel::measure(std::vector<int> sizes) {
     solve.push_back(t.solve);
     multiply.push_back(t.multiply);
     subtract.push_back(t.subtract);
+    copy.push_back(t.copy);
   }
   m.factor_per_row = fit(r2, factor, 2);
   m.swap = fit(r2, swap, 2);
   m.solve = fit(r3, solve, 3);
   m.multiply = fit(r3, multiply, 3);
   m.subtract = fit(r2, subtract, 2);
+  m.copy = fit(r2, copy, 2);
   return m;
 }
 
 KernelTimes KernelModel::at(int r) const {
-  return {r, factor_per_row.at(r), swap.at(r), solve.at(r), multiply.at(r), subtract.at(r)};
+  return {r, factor_per_row.at(r), swap.at(r), solve.at(r), multiply.at(r), subtract.at(r), copy.at(r)};
 }
 
 void KernelModel::save(const std::string& path) const {
@@ -73,6 +75,7 @@ void KernelModel::save(const std::string& path) const {
   put("solve", solve);
   put("multiply", multiply);
   put("subtract", subtract);
+  put("copy", copy);
   std::ofstream file(path);
   file << out.dump(2) << "\n";
   if (!file) throw std::runtime_error("cannot write the kernel model " + path);
@@ -95,6 +98,7 @@ KernelModel KernelModel::load(const std::string& path) {
     get("solve", m.solve);
     get("multiply", m.multiply);
     get("subtract", m.subtract);
+    if (in.contains("copy")) get("copy", m.copy);  // files from before copies were charged: free
     return m;
   } catch (const std::exception& e) {
     throw std::runtime_error("the kernel model " + path + " is not valid: " + e.what());

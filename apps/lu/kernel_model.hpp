@@ -1,6 +1,6 @@
 // KernelModel: how long each LU kernel takes as a function of the block size r, fitted to times
 // measured at several sizes: seconds = a + b·r³ for the multiplication and the triangular solve,
-// a + b·r² for the others (per row for the panel factorization). What partial direct execution
+// a + b·r² for the others (per row for the panel factorization; copy: an r×r block into a new array). What partial direct execution
 // charges; a file carries it to a simulation of this machine run anywhere.
 //
 //   lu::KernelModel model = lu::KernelModel::measure({64, 128, 256, 512});   // a second or so
@@ -21,7 +21,7 @@ struct KernelModel {
     double power = 3;     // size = r^power
     double at(int r) const;
   };
-  Fit factor_per_row{0, 0, 2}, swap{0, 0, 2}, solve{0, 0, 3}, multiply{0, 0, 3}, subtract{0, 0, 2};
+  Fit factor_per_row{0, 0, 2}, swap{0, 0, 2}, solve{0, 0, 3}, multiply{0, 0, 3}, subtract{0, 0, 2}, copy{0, 0, 2};
   std::vector<int> sizes;  // where it was measured
 
   static KernelModel measure(std::vector<int> sizes);

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -50,6 +52,15 @@ void Kernels::multiply(int m, int n, int k, const double* a, int lda, const doub
   const double r = times_.r > 0 ? times_.r : 1;
   dps::compute(times_.multiply * m / r * n / r * k / r, [&] {
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+  });
+}
+
+void Kernels::copy(int rows, int columns, const double* from, int ld, double* to) const {
+  const double r = times_.r > 0 ? times_.r : 1;
+  dps::compute(times_.copy * rows / r * columns / r, [&] {
+    if (!from || !to) return;
+    for (int j = 0; j < columns; ++j)
+      std::memcpy(to + static_cast<std::size_t>(j) * rows, from + static_cast<std::size_t>(j) * ld, sizeof(double) * rows);
   });
 }
 
@@ -105,6 +116,12 @@ Kernels Kernels::measure(int r) {
   t.solve = shortest_seconds([&] { direct.solve(r, a.data(), r, b.data(), r); });
   t.multiply = shortest_seconds([&] { direct.multiply(r, r, r, a.data(), r, b.data(), r, c.data(), r); });
   t.subtract = shortest_seconds([&] { direct.subtract(r, c.data(), b.data(), r); });
+  // A block of the panel into a new zeroed array, as submatrix() makes a message's: allocation and
+  // first touch included (not a LargeArray: a simulation without payloads would allocate none).
+  t.copy = shortest_seconds([&] {
+    const std::unique_ptr<double[]> block(new double[static_cast<std::size_t>(r) * r]());
+    direct.copy(r, r, panel.data() + r, m, block.get());
+  });
   return Kernels(t);
 }
 

@@ -5,6 +5,9 @@
 //   lu::Kernels k = lu::Kernels::measure(r);        // times each kernel at block size r
 //   int singular = k.factor(m, r, panel, n, ipiv);  // 0, or the 1-based column of a zero pivot
 //   k.multiply(r, r, r, a, r, b, r, c, r);           // c = a·b, r×r blocks
+//
+// Copies count too: partial direct execution charges them as a kernel (seed 004 §4: "the running
+// time of time consuming memory operations can be explicitly added"), since they pace the messages.
 #pragma once
 
 #include <cstddef>
@@ -19,6 +22,7 @@ struct KernelTimes {
   double solve = 0;           // dtrsm of an r×r unit lower triangle on r columns
   double multiply = 0;        // dgemm of r×r blocks
   double subtract = 0;        // an r×r block subtracted in place
+  double copy = 0;            // an r×r block copied into a new array, its allocation included
 };
 
 class Kernels {
@@ -42,6 +46,9 @@ class Kernels {
   void update(int rows, int r, const double* a, int lda, const double* b, int ldb, double* c, int ldc) const;
   // a -= c: the r×r block `c` (leading dimension r) from the block at `a`.
   void subtract(int r, const double* c, double* a, int ld) const;
+  // to = the rows×columns block at `from` (leading dimension ld), `to` contiguous: making a message's
+  // block. Charged as the r×r copy scaled by its size; nothing is copied when either is null (NOALLOC).
+  void copy(int rows, int columns, const double* from, int ld, double* to) const;
 
  private:
   KernelTimes times_;

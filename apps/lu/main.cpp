@@ -62,13 +62,13 @@ lu::KernelTimes scaled(lu::KernelTimes t, const std::string& text) {
     bool known = false;
     for (auto [name, field] : {std::pair{"factor", &lu::KernelTimes::factor_per_row}, {"swap", &lu::KernelTimes::swap},
                                {"solve", &lu::KernelTimes::solve}, {"multiply", &lu::KernelTimes::multiply},
-                               {"subtract", &lu::KernelTimes::subtract}})
+                               {"subtract", &lu::KernelTimes::subtract}, {"copy", &lu::KernelTimes::copy}})
       if (kernel == name || kernel == "all") {
         t.*field *= factor;
         known = true;
       }
     if (!known)
-      throw std::invalid_argument("--scale: no kernel '" + kernel + "' (factor, swap, solve, multiply, subtract, all)");
+      throw std::invalid_argument("--scale: no kernel '" + kernel + "' (factor, swap, solve, multiply, subtract, copy, all)");
   }
   return t;
 }
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
                   "here and written (default: measured at r/2, r and 2r, not kept)")
           .option("--scale", scale,
                   "KERNEL=F[,...]  under --pdexec, charge kernel F times its modelled time (factor, swap, solve, "
-                  "multiply, subtract, or all): what if the LU kernel were 10 % faster (factor=0.9)")
+                  "multiply, subtract, copy, or all): what if the LU kernel were 10 % faster (factor=0.9)")
           .flag("--no-check", no_check, "skip the residual check");
       if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
       lu::Options o{.n = static_cast<int>(n),
