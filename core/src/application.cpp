@@ -39,7 +39,7 @@ namespace {
 
 // Payloads are large arrays made and freed per message. glibc maps each large one afresh and
 // returns freed memory to the system, so every message pays a page fault per 4 KiB (microseconds
-// each in a VM: 13 % of an LU run's CPU). Freed memory is kept for the next payload instead, unless
+// each in a VM: 7 % of an LU run's CPU). Freed memory is kept for the next payload instead, unless
 // the user tuned malloc through GLIBC_TUNABLES.
 void keep_freed_memory() {
 #ifdef __GLIBC__
