@@ -160,10 +160,15 @@ TEST(SimBackend, ANodesWorkersLimitTheStepsRunningAtOnce) {
     for (const auto& step : trace.steps())
       if (is_spin(step)) {
         longest = std::max(longest, step.end - step.start);
-        if (workers == 1) EXPECT_DOUBLE_EQ(step.end - step.start, 0.25);
-        if (workers == 2) EXPECT_NEAR(step.end - step.start, 0.5, 1e-3);
+        if (workers == 1) {
+          EXPECT_DOUBLE_EQ(step.end - step.start, 0.25);
+        } else if (workers == 2) {
+          EXPECT_NEAR(step.end - step.start, 0.5, 1e-3);
+        }
       }
-    if (workers == 0) EXPECT_NEAR(longest, 1.0, 1e-3) << "four steps at a quarter of the core each";
+    if (workers == 0) {
+      EXPECT_NEAR(longest, 1.0, 1e-3) << "four steps at a quarter of the core each";
+    }
   }
 }
 
