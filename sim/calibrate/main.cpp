@@ -9,8 +9,7 @@
 //   - bandwidth: large messages from node 0 to node k, one at a time: s / (time per message - 2 l);
 //   - cpu_per_send / cpu_per_receive: the CPU node 0's and node k's processes used meanwhile, per
 //     second of transfer in progress, over the node's speed: a fraction of the node's own core;
-//   - speed: the wall time of a fixed loop on each node (median of 5 rounds over the nodes; all at once
-//     with --together), against its thread CPU time on node 0 (the
+//   - speed: the wall time of a fixed loop on each node (all at once with --together), against its thread CPU time on node 0 (the
 //     simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
 //     throttled has speed 1); cores: CPU seconds per wall second of the loop run on every CPU the
 //     process may use (so a cgroup quota of half a core gives one core at speed 0.5);
@@ -324,28 +323,11 @@ int main(int argc, char** argv) {
       if (s.node != k) throw std::runtime_error("probe " + std::to_string(k) + " ran on node " + std::to_string(s.node));
       return s;
     };
-    // Alone: in rounds over every node, each node's median. Identical hosts measured once each differed
-    // by up to 40 % on a busy VM, and one slow node in a model slows every simulated run that waits on it.
-    constexpr long kRounds = 5;
-    std::vector<std::vector<Sample>> rounds(static_cast<std::size_t>(nodes));
-    for (long round = 0; round < kRounds; ++round)
-      for (long k = 0; k < nodes; ++k)
-        rounds[static_cast<std::size_t>(k)].push_back(checked(sample.call(Probe{k, iterations / kRounds}).get(), k));
     std::vector<Sample> alone, samples;
-    for (const std::vector<Sample>& taken : rounds) {
-      std::vector<double> cpu, wall;
-      for (const Sample& t : taken) {
-        cpu.push_back(t.loop_cpu_s);
-        wall.push_back(t.loop_wall_s);
-      }
-      Sample s = taken.front();
-      s.loop_cpu_s = median(cpu);
-      s.loop_wall_s = median(wall);
-      alone.push_back(s);
-    }
+    for (long k = 0; k < nodes; ++k) alone.push_back(checked(sample.call(Probe{k, iterations}).get(), k));
     if (together) {
       std::vector<dps::Future<Sample>> running;
-      for (long k = 0; k < nodes; ++k) running.push_back(sample.call(Probe{k, iterations / kRounds}));
+      for (long k = 0; k < nodes; ++k) running.push_back(sample.call(Probe{k, iterations}));
       for (long k = 0; k < nodes; ++k) samples.push_back(checked(running[static_cast<std::size_t>(k)].get(), k));
     } else {
       samples = alone;
