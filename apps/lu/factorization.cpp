@@ -344,7 +344,9 @@ struct Distribute : dps::Stream<Solved, Job, Column> {
       for (Solved& s : waiting) {
         if (s.t12.size() == 0) continue;  // a flip: nothing to multiply
         for (int i = level + 1; i < columns; ++i) {
-          Job job{{level, i, s.column}, r, c.sub_block, copy_of(l21[static_cast<std::size_t>(i - level - 1)], r), copy_of(s.t12, r)};
+          // The last job takes T12 itself: it is not needed after it.
+          dps::LargeArray<double> t12 = i + 1 < columns ? copy_of(s.t12, r) : std::move(s.t12);
+          Job job{{level, i, s.column}, r, c.sub_block, copy_of(l21[static_cast<std::size_t>(i - level - 1)], r), std::move(t12)};
           co_await post(std::move(job));
         }
       }

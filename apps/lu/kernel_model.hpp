@@ -1,7 +1,8 @@
 // KernelModel: how long each LU kernel takes as a function of the block size r, fitted to times
 // measured at several sizes: seconds = a + b·r³ for the multiplication and the triangular solve,
-// a + b·r² for the others (per row for the panel factorization; copy: an r×r block into a new array). What partial direct execution
-// charges; a file carries it to a simulation of this machine run anywhere.
+// a + b·r² for the others (per row for the panel factorization; copy: an r×r block into a new
+// array). What partial direct execution charges; a file carries it to a simulation of this machine
+// run anywhere.
 //
 //   lu::KernelModel model = lu::KernelModel::measure({64, 128, 256, 512});   // a second or so
 //   model.save("kernels.json");

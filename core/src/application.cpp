@@ -43,14 +43,10 @@ namespace {
 // the user tuned malloc through GLIBC_TUNABLES.
 void keep_freed_memory() {
 #ifdef __GLIBC__
-  static const bool done = [] {
-    const char* tunables = std::getenv("GLIBC_TUNABLES");
-    if (tunables && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos) return true;
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    return true;
-  }();
-  (void)done;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos) return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
 }
 
