@@ -6,7 +6,8 @@
 //
 // What it measures, one node at a time so that measurements do not disturb each other:
 //   - latency: half the round trip of an empty message between node 0 and node k, one at a time;
-//   - bandwidth: large messages from node 0 to node k, one at a time: s / (time per message - 2 l);
+//   - bandwidth: large messages from node 0 to node k, one at a time, in five rounds:
+//     s / (the median round's time per message - 2 l);
 //   - cpu_per_send / cpu_per_receive: the CPU node 0's and node k's processes used meanwhile, per
 //     second of transfer in progress, over the node's speed: a fraction of the node's own core;
 //   - speed: the wall time of a fixed loop on each node (all at once with --together), against its thread CPU time on node 0 (the
@@ -204,6 +205,8 @@ double round_to(double x, int digits) {  // significant digits, for a model file
   return std::round(x * scale) / scale;
 }
 
+constexpr int kBandwidthRounds = 5;
+
 struct Link {
   double latency = 0, bandwidth = 0, cpu_per_send = 0, cpu_per_receive = 0;
 };
@@ -223,15 +226,19 @@ Link measure_link(Graph& stream, Samples& sample, long k, std::size_t bytes, dou
   const double trial = timed(20, 0) / 20;
   const long trips = std::clamp(static_cast<long>(seconds / 4 / trial), 20L, 200000L);
   link.latency = timed(trips, 0) / static_cast<double>(trips) / 2;
-  // Bandwidth and the CPU that moving the bytes takes at both ends, over half the time.
+  // Bandwidth and the CPU that moving the bytes takes at both ends, over half the time, in rounds:
+  // the median round's time per message, so that one stall (a host throttled by its CPU quota while
+  // the window is full) does not set the link's figure.
   const double one = timed(1, bytes);
-  const long count = std::clamp(static_cast<long>(seconds / 2 / one), 3L, 10000L);
+  const long per_round = std::clamp(static_cast<long>(seconds / 2 / kBandwidthRounds / one), 1L, 2000L);
   const double sender_cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
   const Sample before = sample.call(Probe{k, 0}).get();
-  const double total = timed(count, bytes);
+  std::vector<double> round_times;
+  for (int round = 0; round < kBandwidthRounds; ++round) round_times.push_back(timed(per_round, bytes));
   const Sample after = sample.call(Probe{k, 0}).get();
   const double sent_cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - sender_cpu;
-  const double per = total / static_cast<double>(count) - 2 * link.latency;  // s / b
+  const long count = per_round * kBandwidthRounds;
+  const double per = median(round_times) / static_cast<double>(per_round) - 2 * link.latency;  // s / b
   if (per <= 0)
     throw std::runtime_error("node " + std::to_string(k) + ": messages of " + std::to_string(bytes) +
                              " bytes take no longer than empty ones (nodes in one process, --local? else a larger --bytes)");
