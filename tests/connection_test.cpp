@@ -1,15 +1,17 @@
 // Connection: frames sent from several threads at once, through a socket that takes a little at a
-// time, arrive whole and in each sender's order.
+// time, arrive whole and in each sender's order; urgent frames pass only the bulk still queued.
 #include "dps/net/connection.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace dps::net {
@@ -31,10 +33,13 @@ struct Receiver : Connection::Handler {
     std::uint32_t sender = 0, seq = 0;
     std::memcpy(&sender, body.data(), sizeof sender);
     std::memcpy(&seq, body.data() + sizeof sender, sizeof seq);
-    if (sender != h.sender) error = "body of sender " + std::to_string(sender) + " in a frame of " + std::to_string(h.sender);
-    if (seq != next[sender]++) error = "sender " + std::to_string(sender) + ": frame " + std::to_string(seq) + " out of order";
+    if (sender != h.sender)
+      error = "body of sender " + std::to_string(sender) + " in a frame of " + std::to_string(h.sender);
+    if (seq != next[sender]++)
+      error = "sender " + std::to_string(sender) + ": frame " + std::to_string(seq) + " out of order";
     for (std::size_t i = kPrefix; i < body.size() && error.empty(); ++i)
-      if (body[i] != filler(sender, seq, i)) error = "frame " + std::to_string(seq) + " damaged at byte " + std::to_string(i);
+      if (body[i] != filler(sender, seq, i))
+        error = "frame " + std::to_string(seq) + " damaged at byte " + std::to_string(i);
     ++frames;
   }
   void on_closed(Connection&, const std::string& reason) override {
@@ -63,48 +68,154 @@ Outgoing frame(std::uint32_t sender, std::uint32_t seq, std::size_t size) {
   return f;
 }
 
-TEST(Connection, FramesFromManyThreadsThroughASmallSocketBufferArriveWholeAndInOrder) {
+// Two connections at the ends of a loopback socket, served by one network thread; the receiving
+// end reads once start_receiving() is called.
+struct Loopback {
+  Loopback(Connection::Handler& sender, Connection::Handler& receiver) {
+    asio::ip::tcp::acceptor acceptor(io, {asio::ip::address_v4::loopback(), 0});
+    asio::ip::tcp::socket out(io), in(io);
+    out.connect(acceptor.local_endpoint());
+    acceptor.accept(in);
+    sending = std::make_shared<Connection>(std::move(out), sender, 1 << 24);
+    receiving = std::make_shared<Connection>(std::move(in), receiver, 1 << 24);
+    sending->authenticated = receiving->authenticated = true;
+    sending->start();
+    network = std::thread([this] { io.run(); });
+  }
+  ~Loopback() {
+    sending->close("done");
+    receiving->close("done");
+    guard.reset();
+    network.join();
+  }
+  void start_receiving() {
+    asio::post(io, [this] { receiving->start(); });
+  }
+  // Waits at most 30 s for `done()`, read under `mu`.
+  template <class Done>
+  static void wait(std::mutex& mu, Done done) {
+    for (int k = 0; k < 3000; ++k) {
+      {
+        std::lock_guard lock(mu);
+        if (done()) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
   asio::io_context io;
-  asio::ip::tcp::acceptor acceptor(io, {asio::ip::address_v4::loopback(), 0});
-  asio::ip::tcp::socket out(io), in(io);
-  out.connect(acceptor.local_endpoint());
-  acceptor.accept(in);
+  asio::executor_work_guard<asio::io_context::executor_type> guard = asio::make_work_guard(io);
+  std::shared_ptr<Connection> sending, receiving;
+  std::thread network;
+};
+
+TEST(Connection, FramesFromManyThreadsThroughASmallSocketBufferArriveWholeAndInOrder) {
   // The senders outrun the receiver, which checks every byte: the socket fills, frames leave in
   // pieces, and the queue and the direct path take turns. (Small socket buffers would stall
   // loopback TCP itself, whose segments are 64 kB.)
   Sender sender_handler;
   Receiver receiver;
-  auto sending = std::make_shared<Connection>(std::move(out), sender_handler, 1 << 24);
-  auto receiving = std::make_shared<Connection>(std::move(in), receiver, 1 << 24);
-  sending->authenticated = receiving->authenticated = true;
-  sending->start();
-  receiving->start();
-  auto guard = asio::make_work_guard(io);
-  std::thread network([&] { io.run(); });
+  Loopback link(sender_handler, receiver);
+  link.start_receiving();
 
   constexpr std::uint32_t kSenders = 4, kFrames = 1500;
   std::vector<std::thread> senders;
   for (std::uint32_t s = 0; s < kSenders; ++s)
     senders.emplace_back([&, s] {
-      for (std::uint32_t k = 0; k < kFrames; ++k) sending->send(frame(s, k, kPrefix + 64 + (k * 7919 + s * 104729) % 40000));
+      for (std::uint32_t k = 0; k < kFrames; ++k)
+        link.sending->send(frame(s, k, kPrefix + 64 + (k * 7919 + s * 104729) % 40000));
     });
   for (auto& t : senders) t.join();
-  for (int wait = 0; wait < 3000; ++wait) {  // at most 30 s
-    {
-      std::lock_guard lock(receiver.mu);
-      if (receiver.frames == kSenders * kFrames || !receiver.error.empty()) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  Loopback::wait(receiver.mu, [&] { return receiver.frames == kSenders * kFrames || !receiver.error.empty(); });
   {
     std::lock_guard lock(receiver.mu);
     EXPECT_EQ(receiver.error, "");
     EXPECT_EQ(receiver.frames, kSenders * kFrames);
   }
-  sending->close("done");
-  receiving->close("done");
-  guard.reset();
-  network.join();
+}
+
+// Records the order frames arrive in, as (sender, sequence number).
+struct Arrivals : Connection::Handler {
+  std::mutex mu;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> order;
+  void on_frame(Connection&, const FrameHeader&, std::span<const std::byte> body) override {
+    std::uint32_t sender = 0, seq = 0;
+    std::memcpy(&sender, body.data(), sizeof sender);
+    std::memcpy(&seq, body.data() + sizeof sender, sizeof seq);
+    std::lock_guard lock(mu);
+    order.emplace_back(sender, seq);
+  }
+  void on_closed(Connection&, const std::string&) override {}
+  std::size_t place(std::uint32_t sender, std::uint32_t seq) {
+    return static_cast<std::size_t>(std::find(order.begin(), order.end(), std::pair{sender, seq}) - order.begin());
+  }
+};
+
+// The receiver reads nothing until everything is queued, so the socket's buffers fill and frames
+// wait in the connection's queue: bulk B (26 MB, more than loopback buffers hold), ordered O, bulk C,
+// then urgent U0 and U1. The urgent frames pass C only: they arrive after every B and O, before C,
+// in their own order; the other frames arrive in the order they were sent.
+TEST(Connection, UrgentFramesPassQueuedBulkFramesButNotOrderedOnes) {
+  Sender sender_handler;
+  Arrivals arrivals;
+  Loopback link(sender_handler, arrivals);
+
+  enum : std::uint32_t { B, O, C, U };
+  constexpr std::uint32_t kBulk = 400, kLater = 10;
+  auto send = [&](std::uint32_t kind, std::uint32_t seq, Lane lane) {
+    Outgoing f = frame(kind, seq, 64 * 1024);
+    f.lane = lane;
+    link.sending->send(std::move(f));
+  };
+  for (std::uint32_t k = 0; k < kBulk; ++k) send(B, k, Lane::bulk);
+  send(O, 0, Lane::ordered);
+  for (std::uint32_t k = 0; k < kLater; ++k) send(C, k, Lane::bulk);
+  send(U, 0, Lane::urgent);
+  send(U, 1, Lane::urgent);
+  link.start_receiving();
+
+  constexpr std::size_t kAll = kBulk + 1 + kLater + 2;
+  Loopback::wait(arrivals.mu, [&] { return arrivals.order.size() == kAll; });
+  std::lock_guard lock(arrivals.mu);
+  ASSERT_EQ(arrivals.order.size(), kAll);
+  EXPECT_EQ(arrivals.place(B, kBulk - 1), kBulk - 1) << "bulk before the ordered frame kept its order";
+  EXPECT_EQ(arrivals.place(O, 0), kBulk) << "the ordered frame is passed by nothing";
+  EXPECT_EQ(arrivals.place(U, 0), kBulk + 1) << "urgent: after the ordered frame, before the bulk behind it";
+  EXPECT_EQ(arrivals.place(U, 1), kBulk + 2) << "urgent frames keep their order";
+  for (std::uint32_t k = 0; k < kLater; ++k) EXPECT_EQ(arrivals.place(C, k), kBulk + 3 + k);
+}
+
+// One thread sends bulk frames, another urgent ones, through a socket that takes a little at a time:
+// urgent frames keep going in just behind batches being written, and every frame still arrives
+// whole, each lane in its own order.
+TEST(Connection, UrgentFramesPassingBatchesInFlightLeaveThemWhole) {
+  Sender sender_handler;
+  Receiver receiver;
+  Loopback link(sender_handler, receiver);
+
+  // The bulk fills the socket and the queue at once; the urgent frames trickle in while the
+  // receiver, started meanwhile, drains them.
+  constexpr std::uint32_t kFrames = 3000;
+  auto lane = [&](std::uint32_t sender, Lane kind, std::size_t largest, std::chrono::microseconds pause) {
+    for (std::uint32_t k = 0; k < kFrames; ++k) {
+      Outgoing f = frame(sender, k, kPrefix + 64 + (k * 7919) % largest);  // sizes differ, so headers do
+      f.lane = kind;
+      link.sending->send(std::move(f));
+      std::this_thread::sleep_for(pause);
+    }
+  };
+  std::thread bulk(lane, 0, Lane::bulk, 60000, std::chrono::microseconds(0));
+  std::thread urgent(lane, 1, Lane::urgent, 200, std::chrono::microseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  link.start_receiving();
+  bulk.join();
+  urgent.join();
+  Loopback::wait(receiver.mu, [&] { return receiver.frames == 2 * kFrames || !receiver.error.empty(); });
+  {
+    std::lock_guard lock(receiver.mu);
+    EXPECT_EQ(receiver.error, "");
+    EXPECT_EQ(receiver.frames, 2 * kFrames);
+  }
 }
 
 }  // namespace

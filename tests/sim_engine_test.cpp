@@ -87,6 +87,23 @@ TEST(SimEngine, FifoConnectionsSendAPairsMessagesOneAfterAnother) {
   expect_near_relative(clock.ended.at(2), kLatency + 3 * t);  // then the whole link
 }
 
+// On a fifo pair, an urgent message passes the bulk ones waiting, but not the one in progress, nor an
+// ordered one, nor an earlier urgent one: bulk 1 is on its way; bulk 2, ordered 3, bulk 4 and 5 wait;
+// urgent 6 and 7 go after 3, before 4.
+TEST(SimEngine, AnUrgentMessagePassesTheBulkWaitingOnItsPairAndNothingElse) {
+  const double s = 1e6, t = s / kBandwidth;
+  ClusterModel m = star(2);
+  m.network.fifo = true;
+  Engine engine(m);
+  Clock clock(engine);
+  const Lane lanes[] = {Lane::bulk, Lane::bulk, Lane::ordered, Lane::bulk, Lane::bulk, Lane::urgent, Lane::urgent};
+  for (std::uint64_t k = 1; k <= 7; ++k) engine.transfer(0, 1, s, {&clock, k}, lanes[k - 1]);
+  while (engine.step()) {}
+  const std::uint64_t order[] = {1, 2, 3, 6, 7, 4, 5};
+  for (std::size_t place = 0; place < 7; ++place)
+    expect_near_relative(clock.ended.at(order[place]), kLatency + static_cast<double>(place + 1) * t);
+}
+
 // Flow A: 0 -> 1; B: 0 -> 2; C: 3 -> 2; D: 4 -> 2. Node 2's incoming link is shared by three flows
 // (b/3 each); node 0's outgoing link by two. Under `equal` A gets b/2 (its share of node 0's link)
 // and node 0's link stays partly idle; under max-min B is held to b/3 by node 2, so A gets the rest

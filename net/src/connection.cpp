@@ -14,6 +14,8 @@ namespace {
 
 constexpr std::size_t kReadChunk = 256 * 1024;
 constexpr std::size_t kMaxIov = 64;
+// A batch being written cannot be passed: an urgent frame waits for at most this much bulk.
+constexpr std::size_t kMaxBatch = 256 * 1024;
 constexpr std::size_t kKeepBuffer = 16 << 20;  // receive buffers up to this size are reused
 
 // The iovecs of `f` from byte `skip` on; returns how many bytes they hold.
@@ -144,55 +146,67 @@ bool Connection::deliver(Outgoing&& frame, bool last) {
     }
     sent_ = n > 0 ? static_cast<std::size_t>(n) : 0;
     writing_ = true;
-    queue_.push_back(std::move(frame));
+    batch_.push_back(std::move(frame));
     lock.unlock();
     asio::post(socket_.get_executor(), [self = shared_from_this()] { self->write_queued(); });
     return true;
   }
-  queue_.push_back(std::move(frame));
+  enqueue(std::move(frame));
   return true;
 }
 
+void Connection::enqueue(Outgoing&& frame) {
+  const Lane lane = frame.lane;
+  if (lane == Lane::urgent) {
+    queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(pinned_), std::move(frame));
+    ++pinned_;  // urgent frames keep their order among themselves
+    return;
+  }
+  queue_.push_back(std::move(frame));
+  if (lane == Lane::ordered) pinned_ = queue_.size();
+}
+
 void Connection::write_queued() {
-  std::vector<iovec> iov;
   {
     std::lock_guard lock(mu_);
     if (closed_) return;
-    std::size_t skip = sent_;
-    for (const Outgoing& f : queue_) {
-      gather(f, skip, iov);
-      skip = 0;
-      if (iov.size() >= kMaxIov) break;
+    // The batch: a frame a sender left partly written, then waiting frames up to the limits.
+    std::size_t bytes = 0, iovs = 0;
+    for (const Outgoing& f : batch_) {
+      bytes += f.size();
+      iovs += 1 + f.segments.size();
     }
+    while (!queue_.empty() && iovs < kMaxIov && bytes < kMaxBatch) {
+      bytes += queue_.front().size();
+      iovs += 1 + queue_.front().segments.size();
+      batch_.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+      if (pinned_ > 0) --pinned_;
+    }
+  }
+  std::vector<iovec> iov;  // senders touch batch_ only while nothing is being written
+  std::size_t skip = sent_;
+  for (const Outgoing& f : batch_) {
+    gather(f, skip, iov);
+    skip = 0;
   }
   std::vector<asio::const_buffer> buffers;
   buffers.reserve(iov.size());
   for (const iovec& v : iov) buffers.emplace_back(v.iov_base, v.iov_len);
-  asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+  asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
     if (ec) return self->fail("send failed: " + ec.message());
-    std::deque<Outgoing> done;
     bool more;
     {
       std::lock_guard lock(self->mu_);
-      std::size_t written = self->sent_ + n;
-      while (!self->queue_.empty()) {
-        const std::size_t size = self->queue_.front().size();
-        if (written < size) break;
-        written -= size;
-        done.push_back(std::move(self->queue_.front()));
-        self->queue_.pop_front();
-      }
-      self->sent_ = written;
+      std::swap(self->batch_, self->written_);  // all of it: async_write wrote every buffer
+      self->sent_ = 0;
       // Decided under the same lock: once writing_ is false, a send may write directly and, if the
       // socket takes only part, start its own write_queued. Looking again later would start a
       // second write alongside it, interleaving the frames.
       more = !self->queue_.empty();
-      if (!more) {
-        self->writing_ = false;
-        self->sent_ = 0;
-      }
+      if (!more) self->writing_ = false;
     }
-    done.clear();  // releases outside the lock
+    self->written_.clear();  // releases outside the lock
     if (more) return self->write_queued();
     if (!self->finishing_.empty()) self->fail(self->finishing_);
   });
@@ -217,10 +231,13 @@ void Connection::close(std::string reason) {
 void Connection::fail(const std::string& reason) {
   if (reported_.exchange(true)) return;
   std::deque<Outgoing> dropped;
+  std::vector<Outgoing> unwritten;
   {
     std::lock_guard lock(mu_);
     closed_ = true;
     dropped.swap(queue_);
+    unwritten.swap(batch_);
+    pinned_ = 0;
   }
   asio::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);

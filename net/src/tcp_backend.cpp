@@ -407,17 +407,19 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
       failure = "node 0 is gone (" + reason + ")";
       exit_status = 1;
       ending = true;
-    } else if (me == 0) {
+    } else {
       lost = reason;
-      if (runtime == nullptr) failure = "node " + std::to_string(c.peer) + " failed while starting: " + reason;
+      if (me == 0 && runtime == nullptr)
+        failure = "node " + std::to_string(c.peer) + " failed while starting: " + reason;
     }
   }
   changed.notify_all();
   if (me != 0 && c.peer == 0) {
     log("node 0 is gone (" + reason + "): leaving");
   } else if (!lost.empty()) {
+    // Elsewhere than on node 0 only said: calls are node 0's, and it hears of a failed node itself.
     log("lost node " + std::to_string(c.peer) + ": " + lost);
-    if (runtime) runtime->fail_calls(std::make_exception_ptr(NodeFailure(c.peer, lost)));
+    if (me == 0 && runtime) runtime->fail_calls(std::make_exception_ptr(NodeFailure(c.peer, lost)));
   }
 }
 
@@ -459,6 +461,7 @@ void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
   NodeId node = to.node();
   if (node == impl_->me) return impl_->kernel->enqueue(to, e);  // it arrived here meanwhile
   Outgoing f;
+  f.lane = lane_of(e->kind);
   f.envelope.reset(e);
   f.head.reserve(128);
   WireWriter out(f.head);

@@ -296,7 +296,8 @@ struct SimBackend::Impl final : Listener, TraceSink {
     ++outstanding;
     ++stats.messages;
     stats.bytes += d.bytes;
-    engine->transfer(vnode(d.from), vnode(d.to_node), d.bytes, {this, tag(kDeliveryTag, index)});
+    const Lane lane = d.kind == Delivery::Kind::Envelope ? lane_of(d.e->kind) : Lane::ordered;
+    engine->transfer(vnode(d.from), vnode(d.to_node), d.bytes, {this, tag(kDeliveryTag, index)}, lane);
   }
 
   void arrive(std::size_t index) {

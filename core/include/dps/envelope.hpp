@@ -6,6 +6,7 @@
 // wire), so a payload is moved from its producer to its consumer and never copied.
 #pragma once
 
+#include "dps/lane.hpp"
 #include "dps/payload.hpp"
 
 #include <algorithm>
@@ -101,6 +102,18 @@ enum class Message : std::uint8_t {
   Retire,    // runtime -> thread: it left its collection; drain and hand back the state
   Migrate,   // runtime -> thread: move to node `count` with its state
 };
+
+// Between nodes, data may be passed by the split-frame handshake (lane.hpp). Nothing depends on a
+// Register or Grant arriving after data sent before it: a slot takes data in every role, and a home
+// answers Register for as long as its frame has objects anywhere.
+constexpr Lane lane_of(Message kind) noexcept {
+  switch (kind) {
+    case Message::Data: return Lane::bulk;
+    case Message::Register:
+    case Message::Grant: return Lane::urgent;
+    default: return Lane::ordered;
+  }
+}
 
 struct Envelope final {  // final: thread caches recycle blocks of exactly this size
   static void* operator new(std::size_t bytes);

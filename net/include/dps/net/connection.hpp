@@ -2,7 +2,8 @@
 // Reads run on the network thread and hand each complete frame to the Handler. Any thread may send:
 // when nothing is queued the sender writes to the socket itself (no thread switch on the latency
 // path), otherwise the frame joins a queue the network thread writes with gathered writes. Frames
-// leave in the order they were sent; large blocks go from the objects that hold them (no copy).
+// leave in the order they were sent, but for urgent ones, which pass the bulk frames still queued
+// (dps/lane.hpp); large blocks go from the objects that hold them (no copy).
 //
 //   auto c = std::make_shared<Connection>(std::move(socket), handler, limits);
 //   c->start();                                      // reading begins
@@ -37,6 +38,7 @@ struct Outgoing {
   std::vector<WireWriter::Segment> segments;
   std::unique_ptr<Envelope> envelope;
   std::string attached;  // a large block sent with a directive (a thread's image)
+  Lane lane = Lane::ordered;
 
   std::size_t size() const noexcept { return FrameHeader::kSize + header.length; }
 };
@@ -80,6 +82,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   bool deliver(Outgoing&& frame, bool last);
+  void enqueue(Outgoing&& frame);  // under mu_
   void read_more();
   void parse();
   void write_queued();  // network thread
@@ -96,9 +99,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   FrameHeader last_{};
 
   std::mutex mu_;
-  std::deque<Outgoing> queue_;  // front: partly written when sent_ > 0
-  std::size_t sent_ = 0;        // bytes of queue_.front() already written
-  bool writing_ = false;        // the network thread owns the queue's writing
+  std::deque<Outgoing> queue_;   // waiting; urgent frames are inserted, so no iovec points into it
+  std::size_t pinned_ = 0;       // queue_'s first frames, which urgent frames do not pass
+  std::vector<Outgoing> batch_;  // being written: the network thread's while writing_
+  std::vector<Outgoing> written_;  // network thread: the last batch, released outside the lock
+  std::size_t sent_ = 0;         // bytes of batch_.front() written before the batch began
+  bool writing_ = false;         // the network thread owns the writing
   bool closed_ = false;
   bool sealed_ = false;         // this end sends nothing more
   std::string finishing_;  // network thread: close with this reason once the queue is written

@@ -5,7 +5,8 @@
 //     (cpu_per_send / cpu_per_receive of a core each), at the node's speed;
 //   - a transfer waits out the latency, then its bytes flow at a rate set by the sharing of the
 //     source's outgoing and the destination's incoming bandwidth (equal shares, or max-min);
-//   - with fifo connections, a node pair's messages go one after another, as on one TCP connection.
+//   - with fifo connections, a node pair's messages go one after another, as on one TCP connection,
+//     but for urgent ones, which pass the bulk messages waiting (dps/lane.hpp).
 // Deterministic: events at equal times run in the order their actions started. A transfer is bound to
 // its bottleneck link; the transfers bound to a link go at one rate, so the link keeps one clock and
 // one event for all of them, and a busy link's rate changes in O(1).
@@ -18,6 +19,7 @@
 // Several applications can share one engine, each on virtual nodes it acquires.
 #pragma once
 
+#include "dps/lane.hpp"
 #include "dps/sim/model.hpp"
 #include "dps/sim/usage.hpp"
 
@@ -67,7 +69,7 @@ class Engine {
   // `work` seconds of one core at speed 1, on `node`.
   void compute(VNode node, double work, Completion done);
   // `bytes` from one node to another (from != to: same-node transfers are free, no action).
-  void transfer(VNode from, VNode to, double bytes, Completion done);
+  void transfer(VNode from, VNode to, double bytes, Completion done, Lane lane = Lane::ordered);
   // At `time` (not before now).
   void timer(double time, Completion done);
 
@@ -121,6 +123,7 @@ class Engine {
       Completion done;
     };
     std::deque<Message> waiting;
+    std::size_t pinned = 0;  // waiting's first messages, which no urgent one passes
   };
 
   struct Node {
