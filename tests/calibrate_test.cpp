@@ -9,7 +9,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace dps::test {
 namespace {
@@ -31,13 +33,20 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   const sim::ClusterModel model = sim::ClusterModel::load(model_path);
 
   EXPECT_EQ(model.node_count(), static_cast<std::size_t>(kHosts));
+  // A loop gets half of a core's time: about 0.5, where unthrottled would be about 1. One node's
+  // figure comes from one loop, which has read from 0.24 to 0.79 on these identical hosts (thread
+  // CPU time varies when the machine's other CPU is busy); their median is steadier.
+  std::vector<double> speeds;
   for (const sim::NodeGroup& g : model.groups) {
     EXPECT_EQ(g.cores, 1u) << g.name << ": half a core rounds down to one";
-    // About 0.5; thread CPU time itself varies when the machine's other CPU is busy, and unthrottled
-    // would be about 1.
-    EXPECT_GT(g.speed, 0.3) << g.name << ": a loop gets half of a core's time";
-    EXPECT_LT(g.speed, 0.8) << g.name;
+    EXPECT_GT(g.speed, 0.15) << g.name;
+    EXPECT_LT(g.speed, 0.95) << g.name << ": throttled";
+    speeds.insert(speeds.end(), g.count, g.speed);
   }
+  std::sort(speeds.begin(), speeds.end());
+  const double median = (speeds[speeds.size() / 2 - 1] + speeds[speeds.size() / 2]) / 2;  // kHosts is even
+  EXPECT_GT(median, 0.3);
+  EXPECT_LT(median, 0.85) << "unthrottled would be about 1";
   const double link = kMbit * 1e6 / 8;  // bytes per second, before TCP/IP headers
   EXPECT_GT(model.network.bandwidth, 0.7 * link);
   EXPECT_LT(model.network.bandwidth, 1.05 * link);
