@@ -32,7 +32,7 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   std::printf("%s", out.c_str());
   const sim::ClusterModel model = sim::ClusterModel::load(model_path);
 
-  EXPECT_EQ(model.node_count(), static_cast<std::size_t>(kHosts));
+  ASSERT_EQ(model.node_count(), static_cast<std::size_t>(kHosts));
   // A loop gets half of a core's time: about 0.5, where unthrottled would be about 1. One node's
   // figure comes from one loop, which has read from 0.24 to 0.79 on these identical hosts (thread
   // CPU time varies when the machine's other CPU is busy); their median is steadier.
