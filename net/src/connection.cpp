@@ -151,19 +151,9 @@ bool Connection::deliver(Outgoing&& frame, bool last) {
     asio::post(socket_.get_executor(), [self = shared_from_this()] { self->write_queued(); });
     return true;
   }
-  enqueue(std::move(frame));
-  return true;
-}
-
-void Connection::enqueue(Outgoing&& frame) {
   const Lane lane = frame.lane;
-  if (lane == Lane::urgent) {
-    queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(pinned_), std::move(frame));
-    ++pinned_;  // urgent frames keep their order among themselves
-    return;
-  }
-  queue_.push_back(std::move(frame));
-  if (lane == Lane::ordered) pinned_ = queue_.size();
+  queue_.push(std::move(frame), lane);
+  return true;
 }
 
 void Connection::write_queued() {
@@ -181,7 +171,6 @@ void Connection::write_queued() {
       iovs += 1 + queue_.front().segments.size();
       batch_.push_back(std::move(queue_.front()));
       queue_.pop_front();
-      if (pinned_ > 0) --pinned_;
     }
   }
   std::vector<iovec> iov;  // senders touch batch_ only while nothing is being written
@@ -235,9 +224,8 @@ void Connection::fail(const std::string& reason) {
   {
     std::lock_guard lock(mu_);
     closed_ = true;
-    dropped.swap(queue_);
+    dropped = queue_.take();
     unwritten.swap(batch_);
-    pinned_ = 0;
   }
   asio::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);

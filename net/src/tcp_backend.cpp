@@ -417,7 +417,7 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
   if (me != 0 && c.peer == 0) {
     log("node 0 is gone (" + reason + "): leaving");
   } else if (!lost.empty()) {
-    // Elsewhere than on node 0 only said: calls are node 0's, and it hears of a failed node itself.
+    // Only node 0 fails calls: they are its own, and it hears of a failed node itself.
     log("lost node " + std::to_string(c.peer) + ": " + lost);
     if (me == 0 && runtime) runtime->fail_calls(std::make_exception_ptr(NodeFailure(c.peer, lost)));
   }

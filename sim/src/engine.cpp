@@ -131,13 +131,7 @@ void Engine::transfer(VNode from, VNode to, double bytes, Completion done, Lane 
   if (model_.network.fifo) {
     Connection& c = connections_[std::uint64_t{from} << 32 | to];
     if (c.busy) {  // behind the message in progress on this pair, and the waiting ones it may not pass
-      if (lane == Lane::urgent) {
-        c.waiting.insert(c.waiting.begin() + static_cast<std::ptrdiff_t>(c.pinned), {bytes, now_, done});
-        ++c.pinned;
-      } else {
-        c.waiting.push_back({bytes, now_, done});
-        if (lane == Lane::ordered) c.pinned = c.waiting.size();
-      }
+      c.waiting.push({bytes, now_, done}, lane);
       return;
     }
     c.busy = true;
@@ -212,7 +206,6 @@ void Engine::end(ActionId id) {
         } else {
           const Connection::Message next = c.waiting.front();
           c.waiting.pop_front();
-          if (c.pinned > 0) --c.pinned;
           start_transfer(from, to, next.bytes, std::max(0.0, next.sent + model_.network.latency - now_), next.done);
         }
       }

@@ -82,7 +82,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   bool deliver(Outgoing&& frame, bool last);
-  void enqueue(Outgoing&& frame);  // under mu_
   void read_more();
   void parse();
   void write_queued();  // network thread
@@ -99,8 +98,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   FrameHeader last_{};
 
   std::mutex mu_;
-  std::deque<Outgoing> queue_;   // waiting; urgent frames are inserted, so no iovec points into it
-  std::size_t pinned_ = 0;       // queue_'s first frames, which urgent frames do not pass
+  LaneQueue<Outgoing> queue_;    // waiting (no iovec points into it)
   std::vector<Outgoing> batch_;  // being written: the network thread's while writing_
   std::vector<Outgoing> written_;  // network thread: the last batch, released outside the lock
   std::size_t sent_ = 0;         // bytes of batch_.front() written before the batch began

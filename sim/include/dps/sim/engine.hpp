@@ -122,8 +122,7 @@ class Engine {
       double bytes, sent;  // sent: when it was asked for
       Completion done;
     };
-    std::deque<Message> waiting;
-    std::size_t pinned = 0;  // waiting's first messages, which no urgent one passes
+    LaneQueue<Message> waiting;
   };
 
   struct Node {
