@@ -1,5 +1,7 @@
 // calibrate on four namespaced hosts (scripts/netns-cluster) whose links are limited to 100 Mbit/s and
-// whose CPU to half a core: the model it writes must say so. Needs root; skips with a message otherwise.
+// whose CPU to half a core: the model it writes must say so (its figures checked in measuring builds,
+// measuring.hpp). Needs root; skips with a message otherwise.
+#include "measuring.hpp"
 #include "netns_cluster.hpp"
 #include "processes.hpp"
 
@@ -33,29 +35,35 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   const sim::ClusterModel model = sim::ClusterModel::load(model_path);
 
   ASSERT_EQ(model.node_count(), static_cast<std::size_t>(kHosts));
-  // A loop gets half of a core's time: about 0.5, where unthrottled would be about 1. One node's
-  // figure comes from one loop, which has read from 0.24 to 0.79 on these identical hosts (thread
-  // CPU time varies when the machine's other CPU is busy); their median is steadier.
   std::vector<double> speeds;
   for (const sim::NodeGroup& g : model.groups) {
     EXPECT_EQ(g.cores, 1u) << g.name << ": half a core rounds down to one";
-    EXPECT_GT(g.speed, 0.15) << g.name;
-    EXPECT_LT(g.speed, 0.95) << g.name << ": throttled";
+    EXPECT_GT(g.speed, 0.0) << g.name;
     speeds.insert(speeds.end(), g.count, g.speed);
   }
-  std::sort(speeds.begin(), speeds.end());
-  const double median = (speeds[speeds.size() / 2 - 1] + speeds[speeds.size() / 2]) / 2;  // kHosts is even
-  EXPECT_GT(median, 0.3);
-  EXPECT_LT(median, 0.85) << "unthrottled would be about 1";
-  const double link = kMbit * 1e6 / 8;  // bytes per second, before TCP/IP headers
-  EXPECT_GT(model.network.bandwidth, 0.7 * link);
-  EXPECT_LT(model.network.bandwidth, 1.05 * link);
+  EXPECT_GT(model.network.bandwidth, 0.0);
   EXPECT_GT(model.network.latency, 0.0);
-  EXPECT_LT(model.network.latency, 5e-3);
   EXPECT_GT(model.network.cpu_per_send, 0.0) << "sending costs some CPU";
-  EXPECT_LT(model.network.cpu_per_send, 0.5) << "at 12.5 MB/s, far from a core";
   EXPECT_GT(model.network.cpu_per_receive, 0.0);
-  EXPECT_LT(model.network.cpu_per_receive, 0.5);
+  if (kMeasures) {  // the figures, where the build does not slow what it measures
+    // A loop gets half of a core's time: about 0.5, where unthrottled would be about 1. One node's
+    // figure comes from one loop, which has read from 0.24 to 0.79 on these identical hosts (thread
+    // CPU time varies when the machine's other CPU is busy); their median is steadier.
+    for (const double speed : speeds) {
+      EXPECT_GT(speed, 0.15);
+      EXPECT_LT(speed, 0.95) << "throttled";
+    }
+    std::sort(speeds.begin(), speeds.end());
+    const double median = (speeds[speeds.size() / 2 - 1] + speeds[speeds.size() / 2]) / 2;  // kHosts is even
+    EXPECT_GT(median, 0.3);
+    EXPECT_LT(median, 0.85) << "unthrottled would be about 1";
+    const double link = kMbit * 1e6 / 8;  // bytes per second, before TCP/IP headers
+    EXPECT_GT(model.network.bandwidth, 0.7 * link);
+    EXPECT_LT(model.network.bandwidth, 1.05 * link);
+    EXPECT_LT(model.network.latency, 5e-3);
+    EXPECT_LT(model.network.cpu_per_send, 0.5) << "at 12.5 MB/s, far from a core";
+    EXPECT_LT(model.network.cpu_per_receive, 0.5);
+  }
   EXPECT_EQ(out.substr(out.rfind('{')).find("\"nodes\": 4"), 1u) << "the last line is the JSON";
 }
 

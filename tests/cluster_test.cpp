@@ -12,6 +12,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
@@ -325,6 +326,51 @@ TEST(Cluster, NodesRemovedOneAfterAnotherDuringCallsLoseNoMessage) {
   long seen = 0;
   while (workers.size()) seen += within(workers.remove(0), "the state of a worker").seen;
   EXPECT_EQ(seen, leaves);
+}
+
+// A child dies with the thread that forked it (PR_SET_PDEATHSIG), not with its process: a node added
+// from a thread that ends at once must live on.
+TEST(Cluster, ANodeAddedFromAShortLivedThreadOutlivesIt) {
+  auto app = cluster(2);
+  NodeId added = 0;
+  std::thread([&] { added = app->add_node(); }).join();
+  const long pid = tcp(*app).process_id(added);
+  ASSERT_GT(pid, 0);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Stateless>("workers", 0);
+  workers.add_on(added);
+  auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<>>(workers) >> op<SumPartials<>>(master));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a killed child is dead by now
+  EXPECT_EQ(::kill(static_cast<pid_t>(pid), 0), 0) << "the node added from the thread died with it";
+  EXPECT_EQ(within(graph.call(Range{0, 1000}), "a call to the added node").sum, triangle(1000));
+}
+
+// Six node processes end: every one closes its connections on purpose, and none reports a loss, not
+// even the one that hears node 0's Shutdown after the others closed (each says Goodbye last).
+TEST(Cluster, ANormalEndReportsNoLostNode) {
+  if (std::getenv("DPS_QUIET_END")) {
+    auto app = cluster(6);
+    auto master = app->threads<Stateless>("master", 1);
+    auto workers = app->threads<Stateless>("workers", 12);
+    auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<>>(workers) >> op<SumPartials<>>(master));
+    EXPECT_EQ(graph.call(Range{0, 100000}).get().sum, triangle(100000));
+    // Node 2 hears node 0's Shutdown late, after the others closed their connections to it.
+    const auto late = static_cast<pid_t>(tcp(*app).process_id(2));
+    ASSERT_EQ(::kill(late, SIGSTOP), 0);
+    std::thread resume([late] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      ::kill(late, SIGCONT);
+    });
+    app.reset();
+    resume.join();
+    return;
+  }
+  for (int run = 0; run < 5; ++run) {
+    std::string out;
+    EXPECT_EQ(shell("DPS_QUIET_END=1" + this_test_command(), out), 0) << out;
+    EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
+    EXPECT_EQ(out.find("dps: node"), std::string::npos) << "run " << run << ":\n" << out;
+  }
 }
 
 }  // namespace

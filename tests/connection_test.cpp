@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <map>
 #include <mutex>
 #include <string>
@@ -68,12 +69,12 @@ Outgoing frame(std::uint32_t sender, std::uint32_t seq, std::size_t size) {
   return f;
 }
 
-// Two connections at the ends of a loopback socket, served by one network thread; the receiving
-// end reads once start_receiving() is called.
+// Two connections at the ends of a loopback socket, each served by a network thread of its own (as
+// in two processes); the receiving end reads once start_receiving() is called.
 struct Loopback {
   Loopback(Connection::Handler& sender, Connection::Handler& receiver) {
     asio::ip::tcp::acceptor acceptor(io, {asio::ip::address_v4::loopback(), 0});
-    asio::ip::tcp::socket out(io), in(io);
+    asio::ip::tcp::socket out(io), in(reading_io);
     out.connect(acceptor.local_endpoint());
     acceptor.accept(in);
     sending = std::make_shared<Connection>(std::move(out), sender, 1 << 24);
@@ -81,15 +82,18 @@ struct Loopback {
     sending->authenticated = receiving->authenticated = true;
     sending->start();
     network = std::thread([this] { io.run(); });
+    reading_network = std::thread([this] { reading_io.run(); });
   }
   ~Loopback() {
     sending->close("done");
     receiving->close("done");
     guard.reset();
+    reading_guard.reset();
     network.join();
+    reading_network.join();
   }
   void start_receiving() {
-    asio::post(io, [this] { receiving->start(); });
+    asio::post(reading_io, [this] { receiving->start(); });
   }
   // Waits at most 30 s for `done()`, read under `mu`.
   template <class Done>
@@ -103,10 +107,11 @@ struct Loopback {
     }
   }
 
-  asio::io_context io;
-  asio::executor_work_guard<asio::io_context::executor_type> guard = asio::make_work_guard(io);
+  asio::io_context io, reading_io;
+  asio::executor_work_guard<asio::io_context::executor_type> guard = asio::make_work_guard(io),
+                                                             reading_guard = asio::make_work_guard(reading_io);
   std::shared_ptr<Connection> sending, receiving;
-  std::thread network;
+  std::thread network, reading_network;
 };
 
 TEST(Connection, FramesFromManyThreadsThroughASmallSocketBufferArriveWholeAndInOrder) {
@@ -216,6 +221,35 @@ TEST(Connection, UrgentFramesPassingBatchesInFlightLeaveThemWhole) {
     EXPECT_EQ(receiver.error, "");
     EXPECT_EQ(receiver.frames, 2 * kFrames);
   }
+}
+
+// While the sending end's network thread is busy (a long step runs on it), frames queued behind a
+// large one still leave when another thread pumps, as the heartbeat thread does: a node's liveness
+// does not wait for its network thread.
+TEST(Connection, QueuedFramesLeaveWhenPumpedWhileTheNetworkThreadIsBusy) {
+  Sender sender_handler;
+  Receiver receiver;
+  Loopback link(sender_handler, receiver);
+  link.start_receiving();
+  std::promise<void> step_ends;
+  asio::post(link.io, [busy = step_ends.get_future().share()] { busy.wait(); });
+
+  constexpr std::uint32_t kFrames = 8;  // of 4 MiB: far more than the socket's buffers hold
+  for (std::uint32_t k = 0; k < kFrames; ++k) link.sending->send(frame(0, k, 4 << 20));
+  for (int k = 0; k < 3000; ++k) {
+    {
+      std::lock_guard lock(receiver.mu);
+      if (receiver.frames == kFrames || !receiver.error.empty()) break;
+    }
+    link.sending->pump();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  {
+    std::lock_guard lock(receiver.mu);
+    EXPECT_EQ(receiver.error, "");
+    EXPECT_EQ(receiver.frames, kFrames) << "the frames waited for the network thread";
+  }
+  step_ends.set_value();
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ void Thread::close_frame(Activity& producer) {
     homes_.erase(id);
     return;
   }
-  if (home.owner) runtime_.control(*this, *home.owner, Message::Close, id, nullptr, home.posted);
+  if (home.owner) runtime_.control(*this, *home.owner, Message::Close, home.call, id, nullptr, home.posted);
 }
 
 void Thread::forward_frame(const Forwarder& f) {
@@ -54,7 +54,7 @@ void Thread::on_consumer_input(Envelope* e) {
     slot.call = e->call;
     slot.home = top.home;
     slot.waiting.push_back(e);
-    runtime_.control(*this, *top.home, Message::Register, id, this);
+    runtime_.control(*this, *top.home, Message::Register, slot.call, id, this);
     return;
   }
   switch (slot.role) {
@@ -99,13 +99,14 @@ void Thread::accept(detail::FrameSlot& slot, FrameId frame, Envelope* e) {
 }
 
 void Thread::consumed(detail::FrameSlot& slot, FrameId frame) {
-  if (slot.credits) runtime_.control(*this, *slot.home, Message::Credit, frame, nullptr, 1);
+  if (slot.credits) runtime_.control(*this, *slot.home, Message::Credit, slot.call, frame, nullptr, 1);
 }
 
 void Thread::finish_slot(FrameId frame, detail::FrameSlot& slot) {
   Thread* home = slot.home;
+  const CallId call = slot.call;
   slots_.erase(frame);
-  runtime_.control(*this, *home, Message::Done, frame);
+  runtime_.control(*this, *home, Message::Done, call, frame);
 }
 
 void Thread::on_control(Message kind, FrameId frame, Thread* peer, std::int64_t count, bool credit) {
@@ -128,7 +129,7 @@ void Thread::on_register(FrameId frame, Thread* registrant) {
     home.owner = registrant;
   else if (registrant != home.owner)
     home.forwarders.push_back(registrant);
-  runtime_.control(*this, *registrant, Message::Grant, frame, home.owner, home.closed ? home.posted : -1,
+  runtime_.control(*this, *registrant, Message::Grant, home.call, frame, home.owner, home.closed ? home.posted : -1,
                    home.window > 0);
 }
 
@@ -182,8 +183,9 @@ void Thread::on_done(FrameId frame) {
   auto it = homes_.find(frame);
   if (it == homes_.end()) return;
   std::vector<Thread*> forwarders = std::move(it->second.forwarders);
+  const CallId call = it->second.call;
   homes_.erase(it);
-  for (Thread* t : forwarders) runtime_.control(*this, *t, Message::Release, frame);
+  for (Thread* t : forwarders) runtime_.control(*this, *t, Message::Release, call, frame);
 }
 
 }  // namespace dps

@@ -263,11 +263,12 @@ void Runtime::enqueue(Thread& to, Envelope* e) {
   if (to.mailbox_.push(e)) backend_.schedule(to);
 }
 
-void Runtime::control(Thread& from, Thread& to, Message kind, FrameId frame, Thread* peer, std::int64_t count,
-                      bool credit) {
+void Runtime::control(Thread& from, Thread& to, Message kind, CallId call, FrameId frame, Thread* peer,
+                      std::int64_t count, bool credit) {
   if (&from == &to) return to.on_control(kind, frame, peer, count, credit);
   auto* e = new Envelope;
   e->kind = kind;
+  e->call = call;
   e->frame = frame;
   e->peer = peer;
   e->count = count;

@@ -35,6 +35,7 @@ void encode(const Envelope& e, const Thread& to, WireWriter& out) {
     }
     e.payload.save(out);
   } else {
+    out.put(e.call);  // a node that cannot pass it on fails the call
     out.put(e.frame);
     out.put(e.peer ? e.peer->uid() : std::uint64_t{0});
     out.put(e.count);
@@ -77,6 +78,7 @@ Decoded decode(const Runtime& runtime, std::span<const std::byte> body) {
     case Message::Credit:
     case Message::Done:
     case Message::Release: {
+      e->call = in.get<CallId>();
       e->frame = in.get<FrameId>();
       const auto peer = in.get<std::uint64_t>();
       e->peer = peer ? &known_thread(runtime, peer) : nullptr;

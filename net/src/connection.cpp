@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 namespace dps::net {
@@ -13,8 +14,9 @@ namespace dps::net {
 namespace {
 
 constexpr std::size_t kReadChunk = 256 * 1024;
-constexpr std::size_t kMaxIov = 64;
-// A batch being written cannot be passed: an urgent frame waits for at most this much bulk.
+constexpr std::size_t kMaxIov = 64;             // frames' segments gathered into one batch
+constexpr std::size_t kMaxIovPerCall = IOV_MAX;  // a frame of many segments goes in several calls
+// A batch taken from the queue cannot be passed: an urgent frame waits for at most this much bulk.
 constexpr std::size_t kMaxBatch = 256 * 1024;
 constexpr std::size_t kKeepBuffer = 16 << 20;  // receive buffers up to this size are reused
 
@@ -129,38 +131,37 @@ bool Connection::deliver(Outgoing&& frame, bool last) {
   if (sealed_) return false;
   sealed_ = last;
   if (closed_) return true;
-  if (!writing_) {
-    thread_local std::vector<iovec> iov;  // no allocation per send
-    iov.clear();
-    const std::size_t total = gather(frame, 0, iov);
-    msghdr msg{};
-    msg.msg_iov = iov.data();
-    msg.msg_iovlen = std::min(iov.size(), kMaxIov);
-    const ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n >= 0 && static_cast<std::size_t>(n) == total) return true;  // the usual case: written at once
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-      const std::string reason = std::string("send failed: ") + std::strerror(errno);
-      lock.unlock();
-      close(reason);
-      return true;
-    }
-    sent_ = n > 0 ? static_cast<std::size_t>(n) : 0;
-    writing_ = true;
-    batch_.push_back(std::move(frame));
-    lock.unlock();
-    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->write_queued(); });
+  if (writing_) {
+    const Lane lane = frame.lane;
+    queue_.push(std::move(frame), lane);
     return true;
   }
-  const Lane lane = frame.lane;
-  queue_.push(std::move(frame), lane);
+  thread_local std::vector<iovec> iov;  // no allocation per send
+  iov.clear();
+  const std::size_t total = gather(frame, 0, iov);
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = std::min(iov.size(), kMaxIovPerCall);
+  const ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n >= 0 && static_cast<std::size_t>(n) == total) return true;  // the usual case: written at once
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+    const std::string reason = std::string("send failed: ") + std::strerror(errno);
+    lock.unlock();
+    close(reason);
+    return true;
+  }
+  sent_ = n > 0 ? static_cast<std::size_t>(n) : 0;
+  writing_ = true;
+  batch_.push_back(std::move(frame));
+  lock.unlock();
+  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->await_writable(); });
   return true;
 }
 
-void Connection::write_queued() {
-  {
-    std::lock_guard lock(mu_);
-    if (closed_) return;
-    // The batch: a frame a sender left partly written, then waiting frames up to the limits.
+bool Connection::flush(std::vector<Outgoing>& done, std::string& error) {
+  thread_local std::vector<iovec> iov;
+  for (;;) {
+    // The batch: what a write left unfinished, then waiting frames up to the limits.
     std::size_t bytes = 0, iovs = 0;
     for (const Outgoing& f : batch_) {
       bytes += f.size();
@@ -172,33 +173,65 @@ void Connection::write_queued() {
       batch_.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }
+    if (batch_.empty()) return true;
+    iov.clear();
+    std::size_t skip = sent_, total = 0;
+    for (const Outgoing& f : batch_) {
+      total += gather(f, skip, iov);
+      skip = 0;
+    }
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = std::min(iov.size(), kMaxIovPerCall);
+    const ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+      error = std::string("send failed: ") + std::strerror(errno);
+      return false;
+    }
+    // Whole frames written leave the batch; the next one may be part written.
+    std::size_t left = sent_ + static_cast<std::size_t>(n);
+    while (!batch_.empty() && left >= batch_.front().size()) {
+      left -= batch_.front().size();
+      done.push_back(std::move(batch_.front()));
+      batch_.pop_front();
+    }
+    sent_ = left;
+    if (static_cast<std::size_t>(n) < total) return false;  // the socket is full
   }
-  std::vector<iovec> iov;  // senders touch batch_ only while nothing is being written
-  std::size_t skip = sent_;
-  for (const Outgoing& f : batch_) {
-    gather(f, skip, iov);
-    skip = 0;
-  }
-  std::vector<asio::const_buffer> buffers;
-  buffers.reserve(iov.size());
-  for (const iovec& v : iov) buffers.emplace_back(v.iov_base, v.iov_len);
-  asio::async_write(socket_, buffers, [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+}
+
+void Connection::await_writable() {
+  socket_.async_wait(asio::ip::tcp::socket::wait_write, [self = shared_from_this()](const asio::error_code& ec) {
+    if (ec == asio::error::operation_aborted) return;
     if (ec) return self->fail("send failed: " + ec.message());
+    std::vector<Outgoing> done;
+    std::string error;
     bool more;
     {
       std::lock_guard lock(self->mu_);
-      std::swap(self->batch_, self->written_);  // all of it: async_write wrote every buffer
-      self->sent_ = 0;
-      // Decided under the same lock: once writing_ is false, a send may write directly and, if the
-      // socket takes only part, start its own write_queued. Looking again later would start a
-      // second write alongside it, interleaving the frames.
-      more = !self->queue_.empty();
+      if (self->closed_) return;
+      more = !self->flush(done, error);
+      // Decided under the same lock as the senders' check: once writing_ is false, they write directly.
       if (!more) self->writing_ = false;
     }
-    self->written_.clear();  // releases outside the lock
-    if (more) return self->write_queued();
+    done.clear();  // released outside the lock
+    if (!error.empty()) return self->fail(error);
+    if (more) return self->await_writable();
     if (!self->finishing_.empty()) self->fail(self->finishing_);
   });
+}
+
+void Connection::pump() {
+  std::vector<Outgoing> done;
+  std::string error;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_ || !writing_) return;
+    flush(done, error);  // writing_ stays: the network thread's wait ends it
+  }
+  done.clear();
+  if (!error.empty()) close(error);
 }
 
 void Connection::finish(std::string reason) {
@@ -219,8 +252,7 @@ void Connection::close(std::string reason) {
 
 void Connection::fail(const std::string& reason) {
   if (reported_.exchange(true)) return;
-  std::deque<Outgoing> dropped;
-  std::vector<Outgoing> unwritten;
+  std::deque<Outgoing> dropped, unwritten;
   {
     std::lock_guard lock(mu_);
     closed_ = true;

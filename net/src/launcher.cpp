@@ -14,9 +14,14 @@
 #include <charconv>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -68,6 +73,57 @@ std::string self_executable() {
   return std::string(path, static_cast<std::size_t>(n));
 }
 
+// The thread that forks the children, as long-lived as the launcher: a child's PR_SET_PDEATHSIG
+// fires when the thread that forked it ends, not its process, and add_node may run on any thread.
+class Launcher::Forker {
+ public:
+  Forker() : thread_([this] { serve(); }) {}
+  ~Forker() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  // Runs `f` on the forker's thread and returns once it ran.
+  void run(const std::function<void()>& f) {
+    std::packaged_task<void()> task(f);
+    auto ran = task.get_future();
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_all();
+    ran.get();
+  }
+
+ private:
+  void serve() {
+    for (;;) {
+      std::packaged_task<void()> task;
+      {
+        std::unique_lock lock(mu_);
+        wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::packaged_task<void()>> tasks_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: it starts once the rest is there
+};
+
+Launcher::Launcher() : forker_(std::make_unique<Forker>()) {}
+
+Launcher::~Launcher() { reap(0); }
+
 void Launcher::spawn(unsigned node, const std::vector<std::string>& argv, const Environment& env,
                      const std::string& input) {
   // Everything the child needs is built before fork: between fork and exec it only makes system calls.
@@ -90,19 +146,23 @@ void Launcher::spawn(unsigned node, const std::vector<std::string>& argv, const 
   if (!input.empty() && ::pipe2(pipe_ends, O_CLOEXEC) != 0) throw cannot_start(node, std::strerror(errno));
   const pid_t parent = ::getpid();
 
-  const pid_t pid = ::fork();
+  pid_t pid = -1;
+  int error = 0;
+  forker_->run([&] {
+    pid = ::fork();
+    error = errno;
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+      if (pipe_ends[0] >= 0 && ::dup2(pipe_ends[0], STDIN_FILENO) < 0) ::_exit(127);
+      ::close_range(3, ~0U, 0);  // this process's sockets are not the child's
+      ::execve(args[0], args.data(), envp.data());
+      ::_exit(127);
+    }
+  });
   if (pid < 0) {
-    const int error = errno;
     if (pipe_ends[0] >= 0) ::close(pipe_ends[0]), ::close(pipe_ends[1]);
     throw cannot_start(node, std::strerror(error));
-  }
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
-    if (pipe_ends[0] >= 0 && ::dup2(pipe_ends[0], STDIN_FILENO) < 0) ::_exit(127);
-    ::close_range(3, ~0U, 0);  // this process's sockets are not the child's
-    ::execve(args[0], args.data(), envp.data());
-    ::_exit(127);
   }
   children_.emplace_back(node, pid);
   if (pipe_ends[0] >= 0) {

@@ -23,6 +23,7 @@ namespace {
 
 std::exception_ptr rebuild(const CallFailure& f) {
   if (f.operation) return std::make_exception_ptr(OperationError(f.op, f.thread, f.node, f.reason));
+  if (f.lost) return std::make_exception_ptr(NodeFailure(f.node, f.reason));
   return std::make_exception_ptr(Error(f.message));
 }
 
@@ -149,8 +150,18 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
           {
             std::lock_guard lock(mu);
             ending = true;
+            orderly = true;
           }
           changed.notify_all();
+        } else if constexpr (std::is_same_v<D, Goodbye>) {
+          done_with();
+          std::lock_guard lock(mu);
+          departed.insert(sender);  // its connection closes next, on purpose
+        } else if constexpr (std::is_same_v<D, PeerLost>) {
+          done_with();
+          if (me != 0) throw WireError("unexpected peer lost");
+          const std::string reason = "node " + std::to_string(sender) + " lost its connection to it: " + d.reason;
+          if (Runtime* rt = attached()) rt->fail_calls(std::make_exception_ptr(NodeFailure(d.node, reason)));
         } else {
           // --- the kernel's structure and work: needs the runtime ---
           Runtime* rt = attached();
@@ -440,6 +451,10 @@ void TcpBackend::call_failed(CallId call, std::exception_ptr error) {
     f.thread = e.thread;
     f.reason = e.reason;
     f.node = e.node;
+  } catch (const NodeFailure& e) {
+    f.lost = true;
+    f.node = e.node;
+    f.reason = e.reason;
   } catch (...) {
   }
   impl_->tell(0, f);

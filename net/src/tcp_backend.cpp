@@ -64,11 +64,20 @@ TcpBackend::Impl::~Impl() {
     std::lock_guard lock(mu);
     ending = true;
   }
-  // Write what is queued, close, then stop once the closings have run (timers may be pending).
+  // Write what is queued, close, then stop once the closings have run (timers may be pending). After
+  // a normal end each peer hears Goodbye last, so that it takes the close for what it is, not a loss.
   asio::post(io, [this] {
     asio::error_code ec;
     acceptor.close(ec);
-    for (auto& c : connections) c->finish("the application ended");
+    bool goodbye;
+    {
+      std::lock_guard lock(mu);
+      goodbye = orderly;
+    }
+    for (auto& c : connections) {
+      if (goodbye && c->authenticated) c->seal(directive_frame(Goodbye{}));
+      c->finish("the application ended");
+    }
   });
   {
     std::unique_lock lock(mu);
@@ -174,14 +183,20 @@ void TcpBackend::Impl::run_network() {
 }
 
 // Heartbeats come from a thread of their own, so that a long step the network thread runs does not
-// silence this process: every connection hears something at least every `heartbeat` seconds.
+// silence this process: every connection hears something at least every `heartbeat` seconds. The
+// thread also writes what waits on each connection (pump), for a heartbeat queued behind a large
+// frame would otherwise wait for the network thread.
 void TcpBackend::Impl::send_heartbeats() {
   const auto period = std::chrono::duration<double>(options.heartbeat);
   std::unique_lock lock(mu);
   while (!changed.wait_for(lock, period, [&] { return heart_stops; })) {
     lock.unlock();
-    for (NodeId node = 0; node < kMaxNodes; ++node)
-      if (Connection* c = peer(node); c && !c->spoke()) c->send(raw_frame(FrameKind::Heartbeat, me, {}));
+    for (NodeId node = 0; node < kMaxNodes; ++node) {
+      Connection* c = peer(node);
+      if (!c) continue;
+      if (!c->spoke()) c->send(raw_frame(FrameKind::Heartbeat, me, {}));
+      c->pump();
+    }
     if (me != 0) remote_trace.flush();
     lock.lock();
   }
@@ -417,9 +432,10 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
   if (me != 0 && c.peer == 0) {
     log("node 0 is gone (" + reason + "): leaving");
   } else if (!lost.empty()) {
-    // Only node 0 fails calls: they are its own, and it hears of a failed node itself.
+    // Calls are node 0's: it fails them, for its own losses and for those the others report.
     log("lost node " + std::to_string(c.peer) + ": " + lost);
     if (me == 0 && runtime) runtime->fail_calls(std::make_exception_ptr(NodeFailure(c.peer, lost)));
+    if (me != 0) tell(0, PeerLost{c.peer, lost});
   }
 }
 
@@ -483,8 +499,8 @@ void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
       if (node == impl_->me) return impl_->kernel->enqueue(to, f.envelope.release());
     }
     if (TraceSink* sink = impl_->kernel->tracer()) sink->transfer({from, node, size, t, t});
-  } catch (...) {
-    if (e->kind == Message::Data && e->call) impl_->kernel->fail_call(e->call, std::current_exception());
+  } catch (...) {  // data or control, its call cannot go on without it
+    if (e->call) impl_->kernel->fail_call(e->call, std::current_exception());
   }
 }
 
@@ -500,6 +516,7 @@ void TcpBackend::stop() {
       std::lock_guard lock(i.mu);
       first = !i.ending;
       i.ending = true;
+      i.orderly = true;
     }
     if (first) {
       // Tell the others, then give them a moment to leave on their own.

@@ -128,6 +128,7 @@ struct TcpBackend::Impl final : Connection::Handler {
   std::optional<Members> members;        // others: the membership node 0 announced
   std::vector<double> clock_replies;     // node 0, during align_clocks: (pong.here, rtt, offset) triples
   bool ending = false;                   // node 0 said Shutdown, or we are closing
+  bool orderly = false;                  // the application ended normally: connections close with Goodbye
   // While this node leaves: the nodes told Departing that have not sealed their connection to it.
   std::optional<std::set<NodeId>> unsealed;
   int exit_status = 0;

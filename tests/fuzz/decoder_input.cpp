@@ -138,6 +138,7 @@ std::vector<Seed> DecoderTargets::seeds() const {
   auto control = [&](std::string name, Thread& to, Message kind, Thread* peer, std::int64_t count, bool credit) {
     auto e = std::make_shared<Envelope>();
     e->kind = kind;
+    e->call = 0x0100000000000009;
     e->frame = 0x0200000000000003;
     e->peer = peer;
     e->count = count;
@@ -164,6 +165,8 @@ std::vector<Seed> DecoderTargets::seeds() const {
   directive("clock-pong", ClockPong{12.5, 13.75});
   directive("clock-offset", ClockOffset{-0.001});
   directive("shutdown", Shutdown{"node 3 failed"});
+  directive("goodbye", Goodbye{});
+  directive("peer-lost", PeerLost{3, "silent for 3 s"});
   directive("collection-created", CollectionCreated{4, "workers", "dps::fuzz::Sum"});
   directive("thread-added", ThreadAdded{4, 99, 1, true, std::string(40, 'x')});
   directive("thread-dropped", ThreadDropped{99});
@@ -180,6 +183,7 @@ std::vector<Seed> DecoderTargets::seeds() const {
   const Payload result = Payload::of(Sum{55.0, {10, 45}, std::nullopt, {}});
   directive("call-result", CallResult{graph_->id, 8}, &result);
   directive("call-failure", CallFailure{8, true, "weigh", "workers[1]", "threw", "boom", 1});
+  directive("call-failure-lost", CallFailure{9, false, {}, {}, "no connection to it", {}, 2, true});
   directive("call-abort", CallAbort{8});
   directive("tracing", Tracing{true});
   directive("trace-batch", TraceBatch{{{1, 99, "workers", "weigh", 8, 0.5, 0.75}},

@@ -45,8 +45,9 @@ struct GraphError : Error {
 // when it happened fail with this error, naming the node.
 struct NodeFailure : Error {
   NodeFailure(unsigned node, const std::string& reason)
-      : Error("node " + std::to_string(node) + " failed: " + reason), node(node) {}
+      : Error("node " + std::to_string(node) + " failed: " + reason), node(node), reason(reason) {}
   unsigned node;
+  std::string reason;
 };
 
 // The application was destroyed before the call completed.

@@ -97,8 +97,9 @@ class Runtime {
   Thread& route(const GraphCore& graph, std::uint32_t vertex, const Envelope& e) const;  // throws RouteError
   void send(NodeId from, Thread& to, Envelope* e);  // a move on the same node, the backend otherwise
   void enqueue(Thread& to, Envelope* e);            // into the mailbox where `to` lives
-  void control(Thread& from, Thread& to, Message kind, FrameId frame, Thread* peer = nullptr, std::int64_t count = 0,
-               bool credit = false);
+  // A message of the frame protocol for `frame` of `call` (the call fails if it cannot be delivered).
+  void control(Thread& from, Thread& to, Message kind, CallId call, FrameId frame, Thread* peer = nullptr,
+               std::int64_t count = 0, bool credit = false);
   // Unique across the processes of an application: the node is in the high bits.
   FrameId new_frame() noexcept { return frame_base_ | (next_frame_.fetch_add(1, std::memory_order_relaxed) + 1); }
 

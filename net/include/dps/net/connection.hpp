@@ -1,13 +1,16 @@
 // Connection: one TCP connection between two node processes, carrying frames (frame.hpp) both ways.
 // Reads run on the network thread and hand each complete frame to the Handler. Any thread may send:
 // when nothing is queued the sender writes to the socket itself (no thread switch on the latency
-// path), otherwise the frame joins a queue the network thread writes with gathered writes. Frames
-// leave in the order they were sent, but for urgent ones, which pass the bulk frames still queued
+// path); otherwise the frame joins a queue, written with gathered non-blocking writes whenever the
+// socket takes more: by the network thread, which waits for that, or by any thread that pumps (the
+// heartbeats, so that a network thread busy with a long step silences nobody). Frames leave in the
+// order they were sent, but for urgent ones, which pass the bulk frames still queued
 // (dps/lane.hpp); large blocks go from the objects that hold them (no copy).
 //
 //   auto c = std::make_shared<Connection>(std::move(socket), handler, limits);
 //   c->start();                                      // reading begins
 //   c->send(std::move(frame));                       // from any thread
+//   c->pump();                                       // from any thread: write what waits, if it can
 //   c->seal(std::move(last));                        // `last` is the final frame this end sends
 #pragma once
 
@@ -65,6 +68,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool send(Outgoing&& frame);
   // Sends `last` and refuses every later frame: the peer learns from `last` that nothing follows.
   void seal(Outgoing&& last);
+  // Writes what is queued as far as the socket takes it now, on the calling thread.
+  void pump();
   // Closes the connection (from any thread); the handler hears of it with `reason`.
   void close(std::string reason);
   // Closes it once what is queued has been written (an orderly end: nothing sent is lost).
@@ -84,7 +89,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool deliver(Outgoing&& frame, bool last);
   void read_more();
   void parse();
-  void write_queued();  // network thread
+  // Under mu_: writes batch_ and queue_ as far as the socket takes them; written frames go to `done`
+  // (released outside the lock). False when the socket is full; a failure leaves its reason in `error`.
+  bool flush(std::vector<Outgoing>& done, std::string& error);
+  void await_writable();  // network thread: flushes once the socket takes more
   void fail(const std::string& reason);  // network thread
 
   asio::ip::tcp::socket socket_;
@@ -98,11 +106,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   FrameHeader last_{};
 
   std::mutex mu_;
-  LaneQueue<Outgoing> queue_;    // waiting (no iovec points into it)
-  std::vector<Outgoing> batch_;  // being written: the network thread's while writing_
-  std::vector<Outgoing> written_;  // network thread: the last batch, released outside the lock
-  std::size_t sent_ = 0;         // bytes of batch_.front() written before the batch began
-  bool writing_ = false;         // the network thread owns the writing
+  LaneQueue<Outgoing> queue_;   // waiting
+  std::deque<Outgoing> batch_;  // taken from the queue to be written: urgent frames no longer pass them
+  std::size_t sent_ = 0;        // bytes of batch_.front() already written
+  bool writing_ = false;        // frames wait for the socket: senders queue, the network thread awaits it
   bool closed_ = false;
   bool sealed_ = false;         // this end sends nothing more
   std::string finishing_;  // network thread: close with this reason once the queue is written

@@ -11,6 +11,7 @@
 // external_rank(). Those launchers only start the processes; DPS does the rest.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -23,7 +24,8 @@ using Environment = std::vector<std::pair<std::string, std::string>>;
 
 class Launcher {
  public:
-  virtual ~Launcher() { reap(0); }
+  Launcher();
+  virtual ~Launcher();
   // Starts the instance of `node`; throws std::runtime_error when it cannot.
   virtual void start(unsigned node, const std::vector<std::string>& argv, const Environment& env) = 0;
   // Waits up to `timeout` seconds for the instances to exit, then kills what is left.
@@ -35,11 +37,13 @@ class Launcher {
  protected:
   // Runs `argv` (argv[0] a path, or a name found in PATH) with `env` added to this process's
   // environment and `input` as its standard input (inherited when empty). The child dies with
-  // this process (PR_SET_PDEATHSIG), so none is orphaned.
+  // this process (PR_SET_PDEATHSIG), so none is orphaned, whichever thread called.
   void spawn(unsigned node, const std::vector<std::string>& argv, const Environment& env, const std::string& input);
 
  private:
+  class Forker;
   std::vector<std::pair<unsigned, pid_t>> children_;
+  std::unique_ptr<Forker> forker_;
 };
 
 // Child processes on this machine.

@@ -72,6 +72,15 @@ struct Shutdown {
   std::string reason;  // empty: the application ended normally
   DPS_FIELDS(reason)
 };
+struct Goodbye {  // the last frame on a connection its sender closes because the application ended
+  template <class A>
+  void serialize(A&) {}
+};
+struct PeerLost {  // a node to node 0: its connection to `node` failed (node 0 fails the calls)
+  std::uint32_t node = 0;
+  std::string reason;
+  DPS_FIELDS(node, reason)
+};
 
 // --- structure, from node 0 ---
 struct CollectionCreated {
@@ -153,7 +162,8 @@ struct CallFailure {  // to node 0
   bool operation = false;  // an OperationError: the fields below are set
   std::string op, thread, reason, message;
   std::uint32_t node = 0;
-  DPS_FIELDS(call, operation, op, thread, reason, message, node)
+  bool lost = false;  // a NodeFailure: `node` and `reason` are set
+  DPS_FIELDS(call, operation, op, thread, reason, message, node, lost)
 };
 struct CallAbort {  // node 0 to all
   std::uint64_t call = 0;
@@ -214,6 +224,7 @@ struct TraceFlushed {  // to node 0, after the last batch
 using Directive =
     std::variant<Join, Members, Leaving, Departing, Sealed, Ready, ClockPing, ClockPong, ClockOffset, Shutdown, CollectionCreated, ThreadAdded,
                  ThreadDropped, GraphCreated, RetireRequest, StateReturned, MigrateRequest, MigrateDone, ThreadImage,
-                 ThreadMoved, CallResult, CallFailure, CallAbort, Tracing, TraceBatch, TraceFlush, TraceFlushed>;
+                 ThreadMoved, CallResult, CallFailure, CallAbort, Tracing, TraceBatch, TraceFlush, TraceFlushed,
+                 Goodbye, PeerLost>;
 
 }  // namespace dps::net
