@@ -228,6 +228,7 @@ void Thread::settle() {
       // The backend calls done once the thread arrived, or with why it did not leave.
       if (!runtime_.backend().migrate(*this, move.to, std::move(image), std::move(move.done))) return;
       runtime_.lifecycle(Lifecycle::ThreadMigrated, this, from, move.to);
+      release_cached_envelopes();
     } else {
       move.done(nullptr);
     }
@@ -236,6 +237,10 @@ void Thread::settle() {
     life_ = Life::Retired;
     runtime_.lifecycle(Lifecycle::ThreadRemoved, this, node());
     std::exchange(hand_back_, nullptr)(state_.get(), nullptr);
+    // What stays is a tombstone that reroutes what still reaches it: nothing it held is needed.
+    state_.reset();
+    release_cached_envelopes();
+    std::unordered_set<CallId>().swap(aborted_);
   }
 }
 

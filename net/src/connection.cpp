@@ -262,6 +262,8 @@ void Connection::fail(const std::string& reason) {
   asio::error_code ec;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket_.close(ec);
+  std::vector<std::byte>().swap(in_);  // the backend keeps closed connections: not their buffers
+  begin_ = end_ = 0;
   handler_.on_closed(*this, reason);
 }
 

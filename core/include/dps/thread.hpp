@@ -79,6 +79,7 @@ class Thread {
 
   // Envelope blocks freed while this thread ran, reused by its next allocations.
   detail::EnvelopeCache& envelope_cache() noexcept { return envelope_cache_; }
+  void release_cached_envelopes() noexcept;  // on its strand, once it left this node (context.cpp)
 
  private:
   friend class Runtime;
