@@ -1,5 +1,6 @@
 // Applications inside the simulator: unchanged flow graphs, simulated time, partial direct execution
 // against direct execution, NOALLOC, measure-then-reuse, determinism, malleability at a simulated time.
+#include "measuring.hpp"
 #include "support.hpp"
 
 #include <dps/sim/sim_backend.hpp>
@@ -85,7 +86,8 @@ TEST(SimBackend, PartialDirectExecutionPredictsWithinTwoPercentOfDirectExecution
   // 12 leaves in a row on each worker, plus a latency each way and 24 pieces sharing node 0's link.
   EXPECT_GE(modelled, 12 * Spin::estimate + 2e-4);
   EXPECT_LE(modelled, 12 * Spin::estimate + 2e-4 + 1e-5);
-  EXPECT_NEAR(modelled / direct, 1.0, 0.02) << "direct " << direct << " s, PDEXEC " << modelled << " s";
+  // Direct execution measures the leaves' CPU time: a figure (measuring.hpp).
+  if (kMeasures) EXPECT_NEAR(modelled / direct, 1.0, 0.02) << "direct " << direct << " s, PDEXEC " << modelled << " s";
 }
 
 std::string dump(const MemoryTrace& trace) {
@@ -238,7 +240,7 @@ TEST(SimBackend, MeasureThenReuseRunsTheFirstCallsOnlyAndChargesTheirMean) {
   volatile double x = Spin::loop();
   (void)x;
   const double one = detail::thread_cpu_seconds() - start;
-  EXPECT_NEAR(s.app->now() / (20 * one), 1.0, 0.25);
+  if (kMeasures) EXPECT_NEAR(s.app->now() / (20 * one), 1.0, 0.25);
   Spin::iterations = 2'000'000;
 }
 

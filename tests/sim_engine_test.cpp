@@ -329,10 +329,30 @@ std::vector<Transfer> busy_traffic(std::size_t nodes, std::size_t count, unsigne
   return out;
 }
 
-void expect_matches_reference(Sharing sharing) {
-  const std::size_t nodes = 12;
+// A master and many workers, orders out and results back, and some traffic between workers: most
+// flows are alone on the worker's link (max-min fixes them on the master's without searching them),
+// and flows become alone, or stop being, all the time.
+std::vector<Transfer> master_worker_traffic(std::size_t nodes, std::size_t count, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<VNode> worker(1, static_cast<VNode>(nodes - 1));
+  std::uniform_real_distribution<double> start(0, 0.02), bytes(1e3, 1e6);
+  std::vector<Transfer> out;
+  while (out.size() < count) {
+    const VNode w = worker(random), v = worker(random);
+    switch (out.size() % 5) {
+      case 4: if (w != v) out.push_back({w, v, start(random), bytes(random)}); break;
+      case 1: case 3: out.push_back({w, 0, start(random), bytes(random)}); break;
+      default: out.push_back({0, w, start(random), bytes(random)});
+    }
+  }
+  return out;
+}
+
+using Traffic = std::vector<Transfer> (*)(std::size_t nodes, std::size_t count, unsigned seed);
+
+void expect_matches_reference(Sharing sharing, Traffic traffic = busy_traffic, std::size_t nodes = 12) {
   for (unsigned seed = 1; seed <= 3; ++seed) {
-    const std::vector<Transfer> transfers = busy_traffic(nodes, 300, seed);
+    const std::vector<Transfer> transfers = traffic(nodes, 300, seed);
     Engine engine(star(nodes, sharing));
     Clock clock(engine);
     Starter starter(engine, transfers, clock);
@@ -348,6 +368,9 @@ void expect_matches_reference(Sharing sharing) {
 
 TEST(SimEngine, EqualSharingMatchesRecomputingEveryRateAtEveryEvent) { expect_matches_reference(Sharing::Equal); }
 TEST(SimEngine, MaxMinSharingMatchesRecomputingEveryRateAtEveryEvent) { expect_matches_reference(Sharing::MaxMin); }
+TEST(SimEngine, MaxMinSharingOfAMasterAndManyWorkersMatchesRecomputingEveryRate) {
+  expect_matches_reference(Sharing::MaxMin, master_worker_traffic, 40);
+}
 
 }  // namespace
 }  // namespace dps::sim

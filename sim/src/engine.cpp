@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <functional>
+#include <span>
 #include <string>
 
 namespace dps::sim {
@@ -267,6 +268,8 @@ void Engine::flow_starts(ActionId id) {
   Link &o = links_[out], &i = links_[in];
   list_add(o.flows, a.at_from, id);
   list_add(i.flows, a.at_to, id);
+  set_multi(out, id, i.flows.size() >= 2);  // first: a flow is near only once it is multi
+  set_multi(in, id, o.flows.size() >= 2);
   recount(out, o.flows.size() - 1);
   recount(in, i.flows.size() - 1);
   set_near(out, id, i.flows.size() >= kNear);
@@ -308,25 +311,26 @@ std::uint32_t& Engine::position(ActionId flow, LinkId l) noexcept {
   return l == out_link(a.from) ? a.at_from : a.at_to;
 }
 
+// Each region stays whole: the hole moves to the end of the region it is in, then of the next one.
 void Engine::list_leave(LinkId l, ActionId id) {
   Link& link = links_[l];
   std::vector<ActionId>& flows = link.flows;
   std::uint32_t at = position(id, l);
-  if (at < link.near) {  // keep [0, near) whole: the last near flow fills the hole
-    --link.near;
-    flows[at] = flows[link.near];
-    position(flows[at], l) = at;
-    at = link.near;
-  }
-  const ActionId last = flows.back();
+  auto fill_from = [&](std::uint32_t from) {
+    if (from != at) {  // the hole holds a stale copy of what moved: never re-place it
+      flows[at] = flows[from];
+      position(flows[at], l) = at;
+    }
+    at = from;
+  };
+  if (at < link.near) fill_from(--link.near);
+  if (at < link.multi) fill_from(--link.multi);
+  fill_from(static_cast<std::uint32_t>(flows.size() - 1));
   flows.pop_back();
-  if (at < flows.size()) {
-    flows[at] = last;
-    position(last, l) = at;
-  }
   recount(l, flows.size() + 1);
 }
 
+// A flow crosses the boundary of a region of its link's list by trading places with the flow there.
 void Engine::set_near(LinkId l, ActionId id, bool near) {
   Link& link = links_[l];
   const std::uint32_t at = position(id, l);
@@ -338,11 +342,24 @@ void Engine::set_near(LinkId l, ActionId id, bool near) {
   position(id, l) = to;
 }
 
+void Engine::set_multi(LinkId l, ActionId id, bool multi) {
+  Link& link = links_[l];
+  const std::uint32_t at = position(id, l);
+  if (multi == (at < link.multi)) return;
+  const std::uint32_t to = multi ? link.multi++ : --link.multi;
+  const ActionId other = link.flows[to];
+  std::swap(link.flows[at], link.flows[to]);
+  position(other, l) = at;
+  position(id, l) = to;
+}
+
 void Engine::recount(LinkId l, std::size_t before) {
   const std::vector<ActionId>& flows = links_[l].flows;
-  const bool near = flows.size() >= kNear;
-  if (near == (before >= kNear)) return;
-  for (ActionId f : flows) set_near(partner(actions_[f], l), f, near);
+  const std::size_t after = flows.size();
+  if ((after >= 2) != (before >= 2))
+    for (ActionId f : flows) set_multi(partner(actions_[f], l), f, after >= 2);
+  if ((after >= kNear) != (before >= kNear))
+    for (ActionId f : flows) set_near(partner(actions_[f], l), f, after >= kNear);
 }
 
 void Engine::bind(ActionId id, LinkId l) {
@@ -402,16 +419,27 @@ void Engine::reshare_equal(LinkId out, LinkId in, ActionId joined) {
 
 // Progressive filling over the flows connected to the two links that changed: the link with the
 // smallest fair share fixes the rate of its flows, which then use that much of their other link.
-// Each flow is bound to the link that fixed its rate.
+// Each flow is bound to the link that fixed its rate. A flow alone on one of its links (a leaf) is
+// fixed by the other, which counts it but never searches it: a master's link shared by a thousand
+// workers is not searched flow by flow. Only a changed link with at most two flows can make flows
+// leaves or not: those are rebound at the end.
 void Engine::reshare_maxmin(LinkId out, LinkId in) {
   ++epoch_;
   fills_.clear();
   component_.clear();
   visit(out);
   visit(in);
+  for (LinkId c : {out, in})
+    if (links_[c].flows.size() <= 2)
+      for (ActionId f : links_[c].flows) visit(partner(actions_[f], c));
+  auto searched = [&](LinkId l) {  // the flows of `l` that are no leaves: [0, multi), or none
+    const Link& link = links_[l];
+    return link.flows.size() >= 2 ? std::span<const ActionId>(link.flows.data(), link.multi)
+                                  : std::span<const ActionId>();
+  };
   for (std::size_t i = 0; i < fills_.size(); ++i) {
     const LinkId l = fills_[i].link;
-    for (ActionId f : links_[l].flows) {
+    for (ActionId f : searched(l)) {
       Action& a = actions_[f];
       if (a.mark == epoch_) continue;
       a.mark = epoch_;
@@ -432,7 +460,7 @@ void Engine::reshare_maxmin(LinkId out, LinkId in) {
     levels_.pop_back();
     Fill& fill = fills_[fi];
     if (fill.unfrozen == 0 || level != fill.capacity / fill.unfrozen) continue;  // stale
-    for (ActionId f : links_[fill.link].flows) {
+    for (ActionId f : searched(fill.link)) {
       const Action& a = actions_[f];
       if (frozen_by_[a.local] != kNone) continue;
       frozen_by_[a.local] = fill.link;
@@ -447,6 +475,10 @@ void Engine::reshare_maxmin(LinkId out, LinkId in) {
     links_[fill.link].rate = level;
   }
   for (std::size_t i = 0; i < component_.size(); ++i) rebind(component_[i], frozen_by_[i]);
+  for (LinkId c : {out, in})
+    if (links_[c].flows.size() <= 2)
+      for (ActionId f : links_[c].flows)
+        if (leaf(actions_[f])) rebind(f, leaf_side(actions_[f]));
 }
 
 void Engine::visit(LinkId l) {

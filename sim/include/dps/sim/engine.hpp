@@ -135,8 +135,10 @@ class Engine {
 
   // One direction of a node's connection to the switch.
   struct Link {
-    std::vector<ActionId> flows;  // in their bandwidth phase; [0, near): the other link has >= kNear
-    std::uint32_t near = 0;
+    // The flows in their bandwidth phase, by how busy their other link is: [0, near) it has >= kNear
+    // flows, [near, multi) 2 to kNear - 1, [multi, size) this flow alone.
+    std::vector<ActionId> flows;
+    std::uint32_t near = 0, multi = 0;
     std::vector<ActionId> bound;  // heap by (vfinish, seq): the flows going at `rate`
     double rate = 0;              // bytes per second of each bound flow
     double clock = 0, clock_at = 0;  // bytes a bound flow has moved, as of clock_at
@@ -166,6 +168,14 @@ class Engine {
   std::uint32_t& position(ActionId flow, LinkId link) noexcept;  // in the link's list
   void list_leave(LinkId link, ActionId id);
   void set_near(LinkId link, ActionId id, bool near);
+  void set_multi(LinkId link, ActionId id, bool multi);
+  bool alone(LinkId link) const noexcept { return links_[link].flows.size() == 1; }
+  // A flow that is alone on one of its links has its bottleneck on the other (on its outgoing link
+  // when alone on both): max-min binds it there and never searches it.
+  bool leaf(const Action& flow) const noexcept { return alone(out_link(flow.from)) || alone(in_link(flow.to)); }
+  LinkId leaf_side(const Action& flow) const noexcept {
+    return alone(in_link(flow.to)) ? out_link(flow.from) : in_link(flow.to);
+  }
   void recount(LinkId link, std::size_t before);  // its flows' partners see its new count
   void bind(ActionId id, LinkId link);   // the flow goes at this link's rate from now on
   void unbind(ActionId id);              // ... no longer; `remaining` says what it has left
