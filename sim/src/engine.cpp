@@ -330,23 +330,14 @@ void Engine::list_leave(LinkId l, ActionId id) {
   recount(l, flows.size() + 1);
 }
 
-// A flow crosses the boundary of a region of its link's list by trading places with the flow there.
-void Engine::set_near(LinkId l, ActionId id, bool near) {
+// A flow enters or leaves the region [0, end) of its link's list by trading places with the flow at
+// the region's end.
+void Engine::place(LinkId l, ActionId id, std::uint32_t Link::*end, bool inside) {
   Link& link = links_[l];
+  std::uint32_t& boundary = link.*end;
   const std::uint32_t at = position(id, l);
-  if (near == (at < link.near)) return;
-  const std::uint32_t to = near ? link.near++ : --link.near;
-  const ActionId other = link.flows[to];
-  std::swap(link.flows[at], link.flows[to]);
-  position(other, l) = at;
-  position(id, l) = to;
-}
-
-void Engine::set_multi(LinkId l, ActionId id, bool multi) {
-  Link& link = links_[l];
-  const std::uint32_t at = position(id, l);
-  if (multi == (at < link.multi)) return;
-  const std::uint32_t to = multi ? link.multi++ : --link.multi;
+  if (inside == (at < boundary)) return;
+  const std::uint32_t to = inside ? boundary++ : --boundary;
   const ActionId other = link.flows[to];
   std::swap(link.flows[at], link.flows[to]);
   position(other, l) = at;

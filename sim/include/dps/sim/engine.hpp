@@ -167,8 +167,9 @@ class Engine {
   void advance(LinkId link);             // its clock to now; its front and usage to redo
   std::uint32_t& position(ActionId flow, LinkId link) noexcept;  // in the link's list
   void list_leave(LinkId link, ActionId id);
-  void set_near(LinkId link, ActionId id, bool near);
-  void set_multi(LinkId link, ActionId id, bool multi);
+  void place(LinkId link, ActionId id, std::uint32_t Link::*end, bool inside);
+  void set_near(LinkId link, ActionId id, bool near) { place(link, id, &Link::near, near); }
+  void set_multi(LinkId link, ActionId id, bool multi) { place(link, id, &Link::multi, multi); }
   bool alone(LinkId link) const noexcept { return links_[link].flows.size() == 1; }
   // A flow that is alone on one of its links has its bottleneck on the other (on its outgoing link
   // when alone on both): max-min binds it there and never searches it.
