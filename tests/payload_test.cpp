@@ -7,6 +7,7 @@
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
 
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -123,6 +124,58 @@ TEST(LargeArray, AllocatesForRealAndRoundTrips) {
   Block copy = c;
   EXPECT_NE(copy.a.data(), c.a.data());
   EXPECT_DOUBLE_EQ(copy.a[3], 1.0);
+}
+
+// Encoded with a WireWriter into a received message's own buffer, at byte `shift` of it.
+std::vector<std::byte> encoded(const Block& b) {
+  std::vector<std::byte> head, out;
+  WireWriter w(head);
+  w(b);
+  std::size_t at = 0;
+  for (const auto& seg : w.segments()) {
+    const std::byte* from = seg.external ? seg.external : head.data() + at;
+    if (!seg.external) at += seg.size;
+    out.insert(out.end(), from, from + seg.size);
+  }
+  return out;
+}
+
+// A large array received in a frame read apart takes the frame's buffer over instead of copying it
+// out, when its elements lie aligned there; otherwise, and for a second array, it copies.
+TEST(LargeArray, AReceivedArrayTakesItsFramesBufferOverWhereItLiesAligned) {
+  Block b{LargeArray<double>(1 << 12), 5};  // 32 KiB: above WireReader::kAdoptAbove
+  for (std::size_t i = 0; i < b.a.size(); ++i) b.a[i] = static_cast<double>(i) + 0.5;
+  const std::vector<std::byte> bytes = encoded(b);
+  for (const std::size_t shift : {std::size_t{0}, std::size_t{3}}) {  // the array's data at 8, or at 11
+    SCOPED_TRACE("shift " + std::to_string(shift));
+    WireBuffer buffer(bytes.size() + shift);
+    std::byte* const message = buffer.data() + shift;
+    std::memcpy(message, bytes.data(), bytes.size());
+    WireReader in(std::span<const std::byte>(message, bytes.size()), &buffer);
+    Block c;
+    in(c);
+    EXPECT_TRUE(in.done());
+    ASSERT_EQ(c.a.size(), b.a.size());
+    EXPECT_EQ(c.k, 5);
+    EXPECT_DOUBLE_EQ(c.a[4095], 4095.5);
+    const bool aligned = shift == 0;
+    EXPECT_EQ(buffer.released(), aligned);
+    EXPECT_EQ(c.a.data() == reinterpret_cast<const double*>(message + sizeof(cereal::size_type)), aligned)
+        << "the elements are where they arrived only when taken over";
+  }  // the block frees what it took over (ASan checks)
+}
+
+TEST(LargeArray, AnArrayLongerThanItsMessageIsAWireError) {
+  Block b{LargeArray<double>(1 << 12), 5};
+  std::vector<std::byte> bytes = encoded(b);
+  const std::uint64_t lie = std::uint64_t{1} << 61;  // times 8 wraps around to 0
+  std::memcpy(bytes.data(), &lie, sizeof lie);
+  WireBuffer buffer(bytes.size());
+  std::memcpy(buffer.data(), bytes.data(), bytes.size());
+  WireReader in(std::span<const std::byte>(buffer.data(), bytes.size()), &buffer);
+  Block c;
+  EXPECT_THROW(in(c), WireError);
+  EXPECT_FALSE(buffer.released());
 }
 
 struct MakeBlocks : Split<Range, Block> {

@@ -43,8 +43,8 @@ void encode(const Envelope& e, const Thread& to, WireWriter& out) {
   }
 }
 
-Decoded decode(const Runtime& runtime, std::span<const std::byte> body) {
-  WireReader in(body);
+Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuffer* buffer) {
+  WireReader in(body, buffer);
   Thread& to = known_thread(runtime, in.get<std::uint64_t>());
   auto e = std::make_unique<Envelope>();
   e->kind = in.get<Message>();

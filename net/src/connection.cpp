@@ -19,6 +19,10 @@ constexpr std::size_t kMaxIovPerCall = IOV_MAX;  // a frame of many segments goe
 // A batch taken from the queue cannot be passed: an urgent frame waits for at most this much bulk.
 constexpr std::size_t kMaxBatch = 256 * 1024;
 constexpr std::size_t kKeepBuffer = 16 << 20;  // receive buffers up to this size are reused
+// A frame this large is read into a buffer of its own, which a large array can take over (no copy).
+constexpr std::size_t kReadApart = 64 * 1024;
+constexpr auto kKeepReading = std::chrono::microseconds(50);
+constexpr auto kReadBurst = std::chrono::microseconds(1000);
 
 // The iovecs of `f` from byte `skip` on; returns how many bytes they hold.
 std::size_t gather(const Outgoing& f, std::size_t skip, std::vector<iovec>& iov) {
@@ -97,6 +101,7 @@ void Connection::parse() {
       return fail(*reason);
     }
     const std::size_t need = FrameHeader::kSize + h.length;
+    if (end_ - begin_ < need && h.length >= kReadApart) return read_apart(h);
     if (end_ - begin_ < need) {
       if (in_.size() - begin_ < need) {  // make room for the whole frame
         std::memmove(in_.data(), in_.data() + begin_, end_ - begin_);
@@ -118,6 +123,54 @@ void Connection::parse() {
     in_.resize(kReadChunk);
     in_.shrink_to_fit();
   }
+  read_more();
+}
+
+void Connection::read_apart(const FrameHeader& h) {
+  apart_.emplace(h.length);
+  apart_header_ = h;
+  apart_have_ = end_ - begin_ - FrameHeader::kSize;  // the start of the body, already here
+  std::memcpy(apart_->data(), in_.data() + begin_ + FrameHeader::kSize, apart_have_);
+  begin_ = end_ = 0;
+  read_rest();
+}
+
+// A large frame arrives in a burst: what is already here is taken at once, and the thread keeps
+// taking what follows while it keeps coming (at most kKeepReading without a byte), rather than
+// sleeping in epoll between the segments; after kReadBurst it lets the other connections be served.
+void Connection::read_rest() {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  auto last = start;
+  while (apart_have_ < apart_->size() && last - start < kReadBurst) {
+    const ssize_t n = ::recv(socket_.native_handle(), apart_->data() + apart_have_, apart_->size() - apart_have_,
+                             MSG_DONTWAIT);
+    if (n > 0) {
+      apart_have_ += static_cast<std::size_t>(n);
+      last = clock::now();
+      heard = last;
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && clock::now() - last < kKeepReading) continue;
+    break;  // nothing for a while, the end, or an error: the asynchronous read says which
+  }
+  if (apart_have_ == apart_->size()) return deliver_apart();
+  socket_.async_read_some(asio::buffer(apart_->data() + apart_have_, apart_->size() - apart_have_),
+                          [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+                            if (ec) return self->fail(ec == asio::error::eof ? "closed by peer" : ec.message());
+                            self->heard = std::chrono::steady_clock::now();
+                            self->apart_have_ += n;
+                            if (self->apart_have_ < self->apart_->size()) return self->read_rest();
+                            self->deliver_apart();
+                          });
+}
+
+void Connection::deliver_apart() {
+  ++frames_;
+  last_ = apart_header_;
+  handler_.on_frame(*this, apart_header_, std::span<const std::byte>(apart_->data(), apart_->size()));
+  apart_.reset();  // freed, unless a large array took it over
+  if (reported_.load(std::memory_order_relaxed)) return;  // the handler closed us
   read_more();
 }
 
@@ -264,6 +317,7 @@ void Connection::fail(const std::string& reason) {
   socket_.close(ec);
   std::vector<std::byte>().swap(in_);  // the backend keeps closed connections: not their buffers
   begin_ = end_ = 0;
+  apart_.reset();
   handler_.on_closed(*this, reason);
 }
 

@@ -35,11 +35,11 @@ Runtime* TcpBackend::Impl::attached() {
   return runtime;
 }
 
-void TcpBackend::Impl::on_envelope(std::span<const std::byte> body) {
+void TcpBackend::Impl::on_envelope(std::span<const std::byte> body, WireBuffer* buffer) {
   Runtime* rt = attached();
   if (!rt) return;
   try {
-    const Decoded d = decode(*rt, body);
+    const Decoded d = decode(*rt, body, buffer);
     rt->enqueue(*d.to, d.envelope);
   } catch (const NotYetKnown& k) {
     parked[k.key].emplace_back(body.begin(), body.end());
@@ -55,7 +55,7 @@ void TcpBackend::Impl::unpark(std::uint64_t key) {
 }
 
 void TcpBackend::Impl::on_directive(Connection& from, std::span<const std::byte> body) {
-  WireReader in(body);
+  WireReader in(body, from.frame_buffer());
   Directive d;
   in(d);
   apply(from, d, in);

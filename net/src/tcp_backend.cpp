@@ -336,7 +336,7 @@ void TcpBackend::Impl::on_frame(Connection& from, const FrameHeader& header, std
                       std::to_string(from.peer) + "'s");
   try {
     switch (header.kind) {
-      case FrameKind::Envelope: return on_envelope(body);
+      case FrameKind::Envelope: return on_envelope(body, from.frame_buffer());
       case FrameKind::Directive: return on_directive(from, body);
       case FrameKind::Heartbeat: return;
       default: return from.close("unexpected frame kind " + std::to_string(static_cast<int>(header.kind)));

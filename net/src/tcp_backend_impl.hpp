@@ -87,7 +87,7 @@ struct TcpBackend::Impl final : Connection::Handler {
   // --- replication (replica.cpp) ---
   Runtime* attached();  // network thread: waits for attach(); null once stopped
   void on_directive(Connection& from, std::span<const std::byte> body);
-  void on_envelope(std::span<const std::byte> body);
+  void on_envelope(std::span<const std::byte> body, WireBuffer* buffer = nullptr);
   void unpark(std::uint64_t key);
   void send_structure(NodeId to);  // node 0, to a process that joins late
   void apply(Connection& from, Directive& d, WireReader& rest);

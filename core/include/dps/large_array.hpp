@@ -5,19 +5,23 @@
 //   if (b.a.allocated()) kernel(b.a.data());          // real runs always allocate
 //
 // A simulation in NOALLOC mode (seed 004 §4, §7) constructs these without memory; transfers are still
-// sized by size() * sizeof(T), through dps::wire_size. Copies are deep; moves are free.
+// sized by size() * sizeof(T), through dps::wire_size. Copies are deep; moves are free. Received in a
+// large frame, the array takes the frame's buffer over instead of copying its elements out of it.
 #pragma once
 
 #include "dps/detail/context.hpp"
+#include "dps/wire_archive.hpp"
 #include "dps/wire_size.hpp"
 
 #include <cereal/cereal.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace dps {
@@ -71,14 +75,38 @@ class LargeArray {
   void load(Archive& ar) {
     cereal::size_type count = 0;
     ar(cereal::make_size_tag(count));
+    if constexpr (std::is_same_v<Archive, WireReader>) {
+      if (count > ar.remaining() / sizeof(T))
+        throw WireError("an array of " + std::to_string(count) + " elements with " + std::to_string(ar.remaining()) +
+                        " bytes left");
+    }
     size_ = static_cast<std::size_t>(count);
-    data_.reset(new T[size_]);
+    if constexpr (std::is_same_v<Archive, WireReader>) {
+      void* base = nullptr;
+      if (T* in_place = ar.template adopt<T>(bytes(), base)) {
+        data_ = Data(in_place, Free{base});
+        return;
+      }
+    }
+    data_ = Data(new T[size_]);
     ar(cereal::binary_data(data_.get(), bytes()));
   }
 
  private:
+  // Frees the elements: an allocation of the array's own, or the received buffer it took over.
+  struct Free {
+    void* base = nullptr;
+    void operator()(T* p) const noexcept {
+      if (base)
+        std::free(base);
+      else
+        delete[] p;
+    }
+  };
+  using Data = std::unique_ptr<T[], Free>;
+
   std::size_t size_ = 0;
-  std::unique_ptr<T[]> data_;
+  Data data_;
 };
 
 }  // namespace dps

@@ -13,14 +13,17 @@
 // socket from the object itself (scatter-gather) instead of copying them first. The reader checks
 // every length against what is left, so a malformed or hostile message cannot make it read out of
 // bounds or allocate more than the message holds, and every bool and variant index against the
-// values it may take; whatever does not decode is a WireError.
+// values it may take; whatever does not decode is a WireError. A message received into a WireBuffer
+// of its own lends it to the reader: one large array of it takes the buffer over instead of copying.
 #pragma once
 
 #include <cereal/cereal.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -89,10 +92,56 @@ class WireWriter : public cereal::OutputArchive<WireWriter, cereal::AllowEmptyCl
   std::vector<Segment> segments_;
 };
 
+// The buffer of one received message (a large frame, read apart from the others): 64-byte aligned,
+// and given away whole to the large array that takes it over (released, the caller frees it with
+// std::free).
+class WireBuffer {
+ public:
+  static constexpr std::size_t kAlignment = 64;
+  explicit WireBuffer(std::size_t size)
+      : data_(static_cast<std::byte*>(std::aligned_alloc(kAlignment, (size + kAlignment - 1) / kAlignment * kAlignment))),
+        size_(size) {
+    if (!data_) throw std::bad_alloc();
+  }
+  WireBuffer(const WireBuffer&) = delete;
+  WireBuffer& operator=(const WireBuffer&) = delete;
+  ~WireBuffer() { std::free(data_); }
+
+  std::byte* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  bool released() const noexcept { return data_ == nullptr; }
+  std::byte* release() noexcept {
+    std::byte* p = data_;
+    data_ = nullptr;
+    return p;
+  }
+
+ private:
+  std::byte* data_;
+  std::size_t size_;
+};
+
 class WireReader : public cereal::InputArchive<WireReader, cereal::AllowEmptyClassElision> {
  public:
-  explicit WireReader(std::span<const std::byte> bytes)
-      : cereal::InputArchive<WireReader, cereal::AllowEmptyClassElision>(this), bytes_(bytes) {}
+  // Blocks of at least this many bytes are taken over from a lent buffer rather than copied.
+  static constexpr std::size_t kAdoptAbove = 16 * 1024;
+
+  // `buffer`, when the bytes lie in one of their own, may be given away to one large array.
+  explicit WireReader(std::span<const std::byte> bytes, WireBuffer* buffer = nullptr)
+      : cereal::InputArchive<WireReader, cereal::AllowEmptyClassElision>(this), bytes_(bytes), buffer_(buffer) {}
+
+  // The next `size` bytes as elements of T where they lie, and in `base` the allocation to free once
+  // done (std::free); null when they cannot be taken over (no buffer lent, given away already, too
+  // small to be worth it, short, or misaligned for T): read() copies them then.
+  template <class T>
+  T* adopt(std::size_t size, void*& base) noexcept {
+    if (!buffer_ || buffer_->released() || size < kAdoptAbove || size > remaining()) return nullptr;
+    std::byte* at = const_cast<std::byte*>(bytes_.data()) + offset_;  // inside the lent buffer
+    if (reinterpret_cast<std::uintptr_t>(at) % alignof(T) != 0) return nullptr;
+    base = buffer_->release();
+    offset_ += size;
+    return reinterpret_cast<T*>(at);
+  }
 
   void read(void* data, std::size_t size) {
     if (size > remaining())
@@ -122,6 +171,7 @@ class WireReader : public cereal::InputArchive<WireReader, cereal::AllowEmptyCla
 
  private:
   std::span<const std::byte> bytes_;
+  WireBuffer* buffer_;
   std::size_t offset_ = 0;
 };
 

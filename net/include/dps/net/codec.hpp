@@ -29,7 +29,8 @@ struct Decoded {
   Thread* to;
   Envelope* envelope;
 };
-// Throws WireError on a malformed body, NotYetKnown as above.
-Decoded decode(const Runtime& runtime, std::span<const std::byte> body);
+// Throws WireError on a malformed body, NotYetKnown as above. `buffer`: the body's own, when it was
+// read apart (a large array of the payload may take it over).
+Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuffer* buffer = nullptr);
 
 }  // namespace dps::net

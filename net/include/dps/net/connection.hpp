@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -82,6 +83,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Whether anything was sent since the last call: heartbeats fill silences only.
   bool spoke() noexcept { return spoke_.exchange(false, std::memory_order_relaxed); }
 
+  // During on_frame: the buffer the frame was read into when it was large enough to be read apart
+  // (a large array may take it over, WireReader::adopt); null otherwise.
+  WireBuffer* frame_buffer() noexcept { return apart_ ? &*apart_ : nullptr; }
+
   std::string remote() const;       // "address:port"
   asio::ip::tcp::socket& socket() noexcept { return socket_; }
 
@@ -89,6 +94,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool deliver(Outgoing&& frame, bool last);
   void read_more();
   void parse();
+  void read_apart(const FrameHeader& h);  // a large frame: into a buffer of its own
+  void read_rest();
+  void deliver_apart();
   // Under mu_: writes batch_ and queue_ as far as the socket takes them; written frames go to `done`
   // (released outside the lock). False when the socket is full; a failure leaves its reason in `error`.
   bool flush(std::vector<Outgoing>& done, std::string& error);
@@ -104,6 +112,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t begin_ = 0, end_ = 0;
   std::uint64_t frames_ = 0;  // received, and the last one's header: what a bad frame follows
   FrameHeader last_{};
+  std::optional<WireBuffer> apart_;  // the large frame being read apart, and how much of it came
+  FrameHeader apart_header_{};
+  std::size_t apart_have_ = 0;
 
   std::mutex mu_;
   LaneQueue<Outgoing> queue_;   // waiting
