@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace dps::net {
 
@@ -48,6 +50,18 @@ std::size_t gather(const Outgoing& f, std::size_t skip, std::vector<iovec>& iov)
     }
   }
   return total;
+}
+
+// Writes `iov` without blocking: the bytes the socket took (0 when it is full); a failure leaves its
+// reason in `error`.
+std::size_t write_some(int socket, const std::vector<iovec>& iov, std::string& error) {
+  msghdr msg{};
+  msg.msg_iov = const_cast<iovec*>(iov.data());
+  msg.msg_iovlen = std::min(iov.size(), kMaxIovPerCall);
+  const ssize_t n = ::sendmsg(socket, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n >= 0) return static_cast<std::size_t>(n);
+  if (errno != EAGAIN && errno != EWOULDBLOCK) error = std::string("send failed: ") + std::strerror(errno);
+  return 0;
 }
 
 }  // namespace
@@ -192,18 +206,15 @@ bool Connection::deliver(Outgoing&& frame, bool last) {
   thread_local std::vector<iovec> iov;  // no allocation per send
   iov.clear();
   const std::size_t total = gather(frame, 0, iov);
-  msghdr msg{};
-  msg.msg_iov = iov.data();
-  msg.msg_iovlen = std::min(iov.size(), kMaxIovPerCall);
-  const ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n >= 0 && static_cast<std::size_t>(n) == total) return true;  // the usual case: written at once
-  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-    const std::string reason = std::string("send failed: ") + std::strerror(errno);
+  std::string error;
+  const std::size_t n = write_some(socket_.native_handle(), iov, error);
+  if (n == total) return true;  // the usual case: written at once
+  if (!error.empty()) {
     lock.unlock();
-    close(reason);
+    close(error);
     return true;
   }
-  sent_ = n > 0 ? static_cast<std::size_t>(n) : 0;
+  sent_ = n;
   writing_ = true;
   batch_.push_back(std::move(frame));
   lock.unlock();
@@ -233,24 +244,17 @@ bool Connection::flush(std::vector<Outgoing>& done, std::string& error) {
       total += gather(f, skip, iov);
       skip = 0;
     }
-    msghdr msg{};
-    msg.msg_iov = iov.data();
-    msg.msg_iovlen = std::min(iov.size(), kMaxIovPerCall);
-    const ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
-      error = std::string("send failed: ") + std::strerror(errno);
-      return false;
-    }
+    const std::size_t n = write_some(socket_.native_handle(), iov, error);
+    if (!error.empty()) return false;
     // Whole frames written leave the batch; the next one may be part written.
-    std::size_t left = sent_ + static_cast<std::size_t>(n);
+    std::size_t left = sent_ + n;
     while (!batch_.empty() && left >= batch_.front().size()) {
       left -= batch_.front().size();
       done.push_back(std::move(batch_.front()));
       batch_.pop_front();
     }
     sent_ = left;
-    if (static_cast<std::size_t>(n) < total) return false;  // the socket is full
+    if (n < total) return false;  // the socket is full
   }
 }
 

@@ -75,19 +75,18 @@ class LargeArray {
   void load(Archive& ar) {
     cereal::size_type count = 0;
     ar(cereal::make_size_tag(count));
-    if constexpr (std::is_same_v<Archive, WireReader>) {
+    if constexpr (std::is_same_v<Archive, WireReader>) {  // checked, then taken over where it lies
       if (count > ar.remaining() / sizeof(T))
         throw WireError("an array of " + std::to_string(count) + " elements with " + std::to_string(ar.remaining()) +
                         " bytes left");
-    }
-    size_ = static_cast<std::size_t>(count);
-    if constexpr (std::is_same_v<Archive, WireReader>) {
+      size_ = static_cast<std::size_t>(count);
       void* base = nullptr;
       if (T* in_place = ar.template adopt<T>(bytes(), base)) {
         data_ = Data(in_place, Free{base});
         return;
       }
     }
+    size_ = static_cast<std::size_t>(count);
     data_ = Data(new T[size_]);
     ar(cereal::binary_data(data_.get(), bytes()));
   }
