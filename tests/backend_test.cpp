@@ -20,7 +20,7 @@ class SteppingBackend final : public Backend {
   NodeId local_node() const override { return 0; }
   NodeId add_node() override { throw std::logic_error("fixed cluster"); }
   void remove_node(NodeId) override { throw std::logic_error("fixed cluster"); }
-  void schedule(Thread& t) override { runnable_.push_back(&t); }
+  void schedule(Thread& t, Priority) override { runnable_.push_back(&t); }
   void send(NodeId, Thread& to, Envelope* e) override { runtime_->enqueue(to, e); }
   bool migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override {
     t.relocate(to, state);

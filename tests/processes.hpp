@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -36,7 +37,8 @@ inline std::vector<std::string> this_test(std::vector<std::string> extra = {}) {
 inline std::unique_ptr<Application> in_processes(std::vector<std::string> options) {
   static std::vector<std::string> words;
   static std::vector<char*> argv;
-  options.insert(options.end(), {"--workers", "2"});
+  if (std::find(options.begin(), options.end(), "--workers") == options.end())
+    options.insert(options.end(), {"--workers", "2"});
   words = this_test(std::move(options));
   argv.clear();
   for (auto& w : words) argv.push_back(w.data());

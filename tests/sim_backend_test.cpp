@@ -184,6 +184,37 @@ TEST(SimBackend, ANodesWorkersLimitTheStepsRunningAtOnce) {
   }
 }
 
+// An urgent operation's thread takes the next free worker of its node before the threads parked
+// there, as on the runtime's strands (priority_test): each spin is followed at once by its mark.
+struct Mark : Leaf<Partial, Partial> {
+  Partial execute(const Partial& p) { return p; }
+};
+TEST(SimBackend, AnUrgentOperationsThreadTakesTheNextWorkerBeforeTheParkedOnes) {
+  Spin::estimate = 0.25;
+  ClusterModel model = cluster(2);
+  model.groups = {sim::NodeGroup{"master", 1, 1, 1.0}, sim::NodeGroup{"spinners", 1, 1, 1.0, 1}};
+  Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
+  MemoryTrace trace;
+  s.app->trace_to(&trace);
+  auto master = s.app->threads<Stateless>("master", 1);
+  auto spinners = s.app->threads<Stateless>("spinners", 0);
+  auto marker = s.app->threads<Stateless>("marker", 0);
+  for (int k = 0; k < 6; ++k) spinners.add_on(1);
+  marker.add_on(1);
+  auto graph = s.app->graph(op<Pieces<>>(master) >> op<Spin>(spinners) >> op<Mark>(marker).named("mark").urgent() >>
+                            op<SumPartials<>>(master));
+  EXPECT_EQ(graph.call(Range{0, 60}).get().count, 6);
+  std::vector<MemoryTrace::Step> steps;
+  for (const auto& step : trace.steps())
+    if (is_spin(step) || step.operation == "mark") steps.push_back(step);
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  ASSERT_EQ(steps.size(), 12u);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    SCOPED_TRACE("step " + std::to_string(k));
+    EXPECT_EQ(is_spin(steps[k]), k % 2 == 0);
+  }
+}
+
 // NOALLOC: the payload holds no data, but its size drives the transfer.
 struct Block {
   LargeArray<double> a;

@@ -83,7 +83,7 @@ class TestBackend final : public Backend {
   NodeId local_node() const override { return local_.local_node(); }
   NodeId add_node() override { return local_.add_node(); }
   void remove_node(NodeId n) override { local_.remove_node(n); }
-  void schedule(Thread& t) override { local_.schedule(t); }
+  void schedule(Thread& t, Priority p) override { local_.schedule(t, p); }
   void send(NodeId from, Thread& to, Envelope* e) override { local_.send(from, to, e); }
   bool migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override {
     return local_.migrate(t, to, std::move(state), std::move(arrived));

@@ -420,18 +420,20 @@ dps::Chain<Start, Finished> blocks_segment(const Collections& t, const SegmentPl
   return chain >> dps::op<Close<Ready>>(t.master, dps::to(0));
 }
 
-// The owner variant: Factor >> Dispatch >> UpdateColumn >> Gather per level.
+// The owner variant: Factor >> Dispatch >> UpdateColumn >> Gather per level. Factor and Gather are
+// the critical path (lookahead): urgent, they run before the updates waiting on their node, which
+// would otherwise hold the next panel back until the whole level's updates there were done.
 dps::Chain<Start, Finished> owner_segment(const Collections& t, const SegmentPlan& plan) {
   const auto to_relay = [](const Share& s, std::size_t) { return static_cast<std::size_t>(s.node); };
   const auto to_column = [](const Update& u, std::size_t) { return column_route(u.column); };
   const auto back_to_relay = [](const Ready& x, std::size_t) { return static_cast<std::size_t>(x.node); };
   dps::Chain<Start, NodeReady> chain = dps::op<BeginNodes>(t.master, dps::to(0));
   for (int level = plan.first; level < plan.last; ++level) {
-    auto factor = dps::op<FactorShares>(t.columns, dps::to(static_cast<std::size_t>(level))).named("lu");
+    auto factor = dps::op<FactorShares>(t.columns, dps::to(static_cast<std::size_t>(level))).named("lu").urgent();
     if (plan.window > 0) factor = factor.window(static_cast<std::uint32_t>(plan.window));
     chain = chain >> factor >> dps::op<Dispatch>(t.relays, to_relay).named("dispatch") >>
             dps::op<UpdateColumn>(t.columns, to_column).named("update") >>
-            dps::op<Gather>(t.relays, back_to_relay).named("gather");
+            dps::op<Gather>(t.relays, back_to_relay).named("gather").urgent();
   }
   return chain >> dps::op<Close<NodeReady>>(t.master, dps::to(0));
 }

@@ -53,7 +53,7 @@ void LocalBackend::remove_node(NodeId node) {
   impl_->live.erase(it);
 }
 
-void LocalBackend::schedule(Thread& thread) { impl_->strands.schedule(thread); }
+void LocalBackend::schedule(Thread& thread, Priority priority) { impl_->strands.schedule(thread, priority); }
 
 void LocalBackend::send(NodeId from, Thread& to, Envelope* e) {
   if (TraceSink* sink = impl_->runtime->tracer(); sink && from != to.node()) {

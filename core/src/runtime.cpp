@@ -260,7 +260,12 @@ void Runtime::send(NodeId from, Thread& to, Envelope* e) {
 }
 
 void Runtime::enqueue(Thread& to, Envelope* e) {
-  if (to.mailbox_.push(e)) backend_.schedule(to);
+  if (!to.mailbox_.push(e)) return;  // it was scheduled already
+  // Control messages are urgent: handled in an instant, they unblock the frames of other threads (a
+  // merge waiting for its grant behind a node's long steps would stall the critical path).
+  const bool urgent = e->kind != Message::Data || (e->graph && e->vertex != GraphCore::kSink &&
+                                                   (*e->graph)[e->vertex].priority == Priority::Urgent);
+  backend_.schedule(to, urgent ? Priority::Urgent : Priority::Normal);
 }
 
 void Runtime::control(Thread& from, Thread& to, Message kind, CallId call, FrameId frame, Thread* peer,

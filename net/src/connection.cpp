@@ -144,6 +144,7 @@ void Connection::read_apart(const FrameHeader& h) {
   apart_.emplace(h.length);
   apart_header_ = h;
   apart_have_ = end_ - begin_ - FrameHeader::kSize;  // the start of the body, already here
+  apart_spun_ = {};
   std::memcpy(apart_->data(), in_.data() + begin_ + FrameHeader::kSize, apart_have_);
   begin_ = end_ = 0;
   read_rest();
@@ -151,12 +152,14 @@ void Connection::read_apart(const FrameHeader& h) {
 
 // A large frame arrives in a burst: what is already here is taken at once, and the thread keeps
 // taking what follows while it keeps coming (at most kKeepReading without a byte), rather than
-// sleeping in epoll between the segments; after kReadBurst it lets the other connections be served.
+// sleeping in epoll between the segments. It spins kReadBurst per frame at most, not per wake-up:
+// a sender that writes slowly (its core shared with computing threads) would otherwise find its
+// core's twin taken by this spinning reader for the whole transfer.
 void Connection::read_rest() {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   auto last = start;
-  while (apart_have_ < apart_->size() && last - start < kReadBurst) {
+  while (apart_have_ < apart_->size() && apart_spun_ + (last - start) < kReadBurst) {
     const ssize_t n = ::recv(socket_.native_handle(), apart_->data() + apart_have_, apart_->size() - apart_have_,
                              MSG_DONTWAIT);
     if (n > 0) {
@@ -168,6 +171,7 @@ void Connection::read_rest() {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && clock::now() - last < kKeepReading) continue;
     break;  // nothing for a while, the end, or an error: the asynchronous read says which
   }
+  apart_spun_ += clock::now() - start;
   if (apart_have_ == apart_->size()) return deliver_apart();
   socket_.async_read_some(asio::buffer(apart_->data() + apart_have_, apart_->size() - apart_have_),
                           [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {

@@ -195,6 +195,8 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
               spec->threads = rt->collection(v.collection);
               if (!spec->threads) throw WireError("vertex on unknown collection " + std::to_string(v.collection));
               spec->window = v.window;
+              if (v.priority > static_cast<std::uint8_t>(Priority::Urgent)) throw WireError("unknown priority");
+              spec->priority = static_cast<Priority>(v.priority);
               if (v.route_kind > static_cast<std::uint8_t>(detail::RouteFn::Kind::Custom))
                 throw WireError("unknown route kind");
               spec->route.kind = static_cast<detail::RouteFn::Kind>(v.route_kind);
@@ -376,7 +378,8 @@ GraphCreated graph_image(const GraphCore& g) {
       throw GraphError("the route of operation '" + v->name +
                        "' captures state, so the other node processes cannot rebuild it: use a lambda without "
                        "captures, or a route type with a cereal serialize()");
-    d.vertices.push_back({v->type->key, v->name, v->threads->id(), v->window, static_cast<std::uint8_t>(v->route.kind),
+    d.vertices.push_back({v->type->key, v->name, v->threads->id(), v->window, static_cast<std::uint8_t>(v->priority),
+                          static_cast<std::uint8_t>(v->route.kind),
                           v->route.fixed, v->route.type ? v->route.type->key : std::string(), v->route.image});
   }
   return d;

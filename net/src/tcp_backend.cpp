@@ -468,9 +468,9 @@ bool TcpBackend::hosts(NodeId node) const { return node == impl_->me; }
 std::string TcpBackend::address() const { return impl_->endpoint.host + ":" + std::to_string(impl_->endpoint.port); }
 
 // A message the network thread delivers to a quick thread is handled right there.
-void TcpBackend::schedule(Thread& thread) {
-  if (std::this_thread::get_id() != impl_->network.get_id()) return impl_->strands.schedule(thread);
-  if (impl_->strands.run_here(thread)) impl_->ran_here = true;
+void TcpBackend::schedule(Thread& thread, Priority priority) {
+  if (std::this_thread::get_id() != impl_->network.get_id()) return impl_->strands.schedule(thread, priority);
+  if (impl_->strands.run_here(thread, priority)) impl_->ran_here = true;
 }
 
 void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {

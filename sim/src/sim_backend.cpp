@@ -76,6 +76,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     bool moving = false;  // migrating: its state is on the way
     bool parked = false;  // waiting for one of its node's workers (a model may limit them)
     bool worker = false;  // holds one of them
+    bool urgent = false;  // woken by an urgent operation's input: parks before the others
     NodeId worker_node = 0;
     unsigned streak = 0;  // steps in a row on that worker
     NodeId node = 0;      // where the current step runs
@@ -142,15 +143,19 @@ struct SimBackend::Impl final : Listener, TraceSink {
     return slots[uid];
   }
 
-  void schedule(Thread& t) {
+  void schedule(Thread& t, Priority priority) {
     Slot& s = slot(t);
     s.thread = &t;
     s.wanted = true;
+    s.urgent = priority == Priority::Urgent;
     kick(s);
   }
 
   void kick(Slot& s) {
     if (s.wanted && !s.busy && !s.moving && !s.queued && !s.parked && !stopped) {
+      // An urgent thread parks at once, ahead of the others: the worker that the step which woke it
+      // frees next passes to it, as the runtime's next task runs the urgent threads first.
+      if (s.urgent && !s.worker && !take_worker(s)) return;
       s.queued = true;
       ready.push_back(&s);
     }
@@ -177,7 +182,11 @@ struct SimBackend::Impl final : Listener, TraceSink {
     const unsigned limit = engine->workers(vnode(node));
     if (limit > 0 && workers_used[node] >= limit) {
       s.parked = true;
-      parked[node].push_back(&s);
+      std::deque<Slot*>& waiting = parked[node];
+      if (s.urgent)  // after the urgent ones already there, before the rest
+        waiting.insert(std::find_if(waiting.begin(), waiting.end(), [](const Slot* x) { return !x->urgent; }), &s);
+      else
+        waiting.push_back(&s);
       return false;
     }
     ++workers_used[node];
@@ -207,6 +216,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
   // One atomic step, run now for real; it takes simulated time from here on.
   void execute(Slot& s) {
     Thread& t = *s.thread;
+    s.urgent = false;  // it got a worker: later waits are ordinary
     s.node = t.node();
     s.start = engine->now();
     s.work = 0;
@@ -504,7 +514,7 @@ void SimBackend::attach(Runtime& runtime) { impl_->runtime = &runtime; }
 std::vector<NodeId> SimBackend::nodes() const { return impl_->live; }
 NodeId SimBackend::add_node() { return impl_->add_node(); }
 void SimBackend::remove_node(NodeId node) { impl_->remove_node(node); }
-void SimBackend::schedule(Thread& thread) { impl_->schedule(thread); }
+void SimBackend::schedule(Thread& thread, Priority priority) { impl_->schedule(thread, priority); }
 
 void SimBackend::send(NodeId from, Thread& to, Envelope* e) { impl_->send(from, &to, e); }
 

@@ -171,7 +171,7 @@ std::vector<Seed> DecoderTargets::seeds() const {
   directive("thread-added", ThreadAdded{4, 99, 1, true, std::string(40, 'x')});
   directive("thread-dropped", ThreadDropped{99});
   directive("graph-created",
-            GraphCreated{2, "g", {{"Cut", "cut", 1, 4, 0, 0, "", ""}, {"Weigh", "w", 2, 0, 2, 7, "R", "img"}}});
+            GraphCreated{2, "g", {{"Cut", "cut", 1, 4, 1, 0, 0, "", ""}, {"Weigh", "w", 2, 0, 0, 2, 7, "R", "img"}}});
   directive("retire-request", RetireRequest{99, 5});
   directive("state-returned", StateReturned{5, "state", {}});
   directive("state-lost", StateReturned{6, {}, "it could not travel"});

@@ -4,13 +4,14 @@
 // TBB arena), the TCP backend (net/) and the simulator (sim/, virtual time, one OS thread).
 //
 //   class MyBackend final : public dps::Backend {
-//     void schedule(dps::Thread& t) override { pool.submit([&t, this] { while (t.run(256)) {} }); }
+//     void schedule(dps::Thread& t, dps::Priority) override { pool.submit([&t, this] { while (t.run(256)) {} }); }
 //     ...
 //   };
 #pragma once
 
 #include "dps/compute.hpp"
 #include "dps/envelope.hpp"
+#include "dps/priority.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -47,7 +48,8 @@ class Backend {
   // `thread` has work: call thread.run(budget) on its node until it returns false; run(1) is one atomic
   // step. Never called again for the same thread before run() returned false (the mailbox guarantees
   // one schedule in flight).
-  virtual void schedule(Thread& thread) = 0;
+  // An urgent thread runs before the threads of its node that wait, where the backend can.
+  virtual void schedule(Thread& thread, Priority priority) = 0;
   // Deliver `e` to `to`, which runs on another node than `from` (same-node delivery bypasses the
   // backend: it is a move, unless steps yield). The backend eventually calls runtime.enqueue(to, e)
   // where `to` lives.

@@ -9,6 +9,9 @@
 //   // Flow control: at most 64 objects of one split in flight before its merge consumed them.
 //   dps::op<Cut>(master).window(64)
 //
+//   // Priority: the panel factorization of LU runs before the updates queued on its node.
+//   dps::op<Factor>(columns, dps::to(level)).urgent()
+//
 // Edge types are checked at compile time (the output type of each side must be the input type of the
 // next). Pairing is checked when the graph is built: every merge closes the frame of a split (or
 // stream) before it, every split is closed by a merge after it; otherwise dps::GraphError.
@@ -109,6 +112,11 @@ class OpChain : public Chain<typename Op::input_type, typename Op::output_type> 
     static_assert(Op::kind == OpKind::Split || Op::kind == OpKind::Stream,
                   "dps: a flow-control window belongs to a split or a stream");
     return with([&](VertexSpec& s) { s.window = objects; });
+  }
+  // Its steps on the critical path: a thread its input wakes runs before the threads already waiting
+  // on its node (not before the thread's own earlier messages, nor preempting a running step).
+  OpChain urgent() const {
+    return with([](VertexSpec& s) { s.priority = Priority::Urgent; });
   }
   // The name shown in traces and errors (default: the operation's type name).
   OpChain named(std::string name) const {

@@ -5,6 +5,7 @@
 
 #include "dps/detail/registry.hpp"
 #include "dps/payload.hpp"
+#include "dps/priority.hpp"
 #include "dps/route.hpp"
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct VertexSpec {
   ThreadsCore* threads = nullptr;
   detail::RouteFn route;
   std::uint32_t window = 0;  // split and stream: objects of one frame in flight at most (0: unlimited)
+  Priority priority = Priority::Normal;  // of the threads its inputs wake
 
   OpKind kind() const noexcept { return type->kind; }
 };

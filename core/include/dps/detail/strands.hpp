@@ -1,15 +1,17 @@
 // Strands: the OS threads that run DPS threads for the backends of real runs. A DPS thread with
-// work is run for a budget of steps, then requeued, so that all of them progress. The threads are
-// a TBB arena of its own, or plain threads under ThreadSanitizer, which cannot see inside
-// uninstrumented TBB.
+// work is run for a budget of steps, then requeued, so that all of them progress; an urgent one
+// goes before those waiting. The threads are a TBB arena of its own, or plain threads under
+// ThreadSanitizer, which cannot see inside uninstrumented TBB.
 //
 //   detail::Strands strands(2);
 //   strands.schedule(thread);     // thread.run(budget) until it has no more work
+//   strands.schedule(thread, Priority::Urgent);  // before the threads already waiting
 //   strands.run_here(thread);     // a few steps on this OS thread first (a quick thread)
 //   strands.quiesce();            // until nothing is scheduled or running
 #pragma once
 
 #include "dps/detail/context.hpp"
+#include "dps/priority.hpp"
 #include "dps/thread.hpp"
 
 #include <tbb/global_control.h>
@@ -102,18 +104,24 @@ class Strands {
 
   std::size_t workers() const noexcept { return workers_; }
 
-  void schedule(Thread& t) {
+  void schedule(Thread& t, Priority priority = Priority::Normal) {
     active_.fetch_add(1);
-    executor_.enqueue([this, &t] { run(t); });
+    if (priority == Priority::Normal) return enqueue(t);
+    {
+      std::lock_guard lock(urgent_mu_);
+      urgent_.push_back(&t);
+      urgent_waiting_.fetch_add(1, std::memory_order_relaxed);
+    }
+    executor_.enqueue([this] { run_urgent(); });  // a worker free or finishing a run takes it
   }
 
   // Runs a quick thread on the calling OS thread for a few steps (no thread switch between a
   // message's arrival and its handling), then on the strands if it has more; false when it
   // scheduled it as usual instead (not quick, or called from inside such a run).
-  bool run_here(Thread& t) {
+  bool run_here(Thread& t, Priority priority = Priority::Normal) {
     bool& borrowed = on_borrowed_thread();
     if (borrowed || t.pace() != Thread::Pace::Quick) {
-      schedule(t);
+      schedule(t, priority);
       return false;
     }
     active_.fetch_add(1);
@@ -137,15 +145,37 @@ class Strands {
     const auto start = std::chrono::steady_clock::now();
     const bool more = t.run(budget);
     t.ran_for(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (more) {
-      executor_.enqueue([this, &t] { run(t); });
-      return;
-    }
+    if (more) return enqueue(t);
     if (active_.fetch_sub(1) == 1 && quiescing_.load()) active_.notify_all();
+  }
+
+  // Every task that runs a thread first runs the urgent ones waiting: they overtake the queue's order
+  // without a second queue in the executor. Their own tasks then find nothing left.
+  void enqueue(Thread& t) {
+    executor_.enqueue([this, &t] {
+      run_urgent();
+      run(t);
+    });
+  }
+  void run_urgent() {
+    while (urgent_waiting_.load(std::memory_order_relaxed) > 0) {  // a hint: the lock decides
+      Thread* t = nullptr;
+      {
+        std::lock_guard lock(urgent_mu_);
+        if (urgent_.empty()) return;
+        t = urgent_.front();
+        urgent_.pop_front();
+        urgent_waiting_.fetch_sub(1, std::memory_order_relaxed);
+      }
+      run(*t);
+    }
   }
 
   std::size_t workers_;
   Executor executor_;
+  std::mutex urgent_mu_;  // rare: only urgent operations' inputs take it
+  std::deque<Thread*> urgent_;
+  std::atomic<std::size_t> urgent_waiting_{0};
   std::atomic<std::int64_t> active_{0};  // threads scheduled or running
   std::atomic<bool> quiescing_{false};
 };

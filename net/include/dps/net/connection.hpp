@@ -115,6 +115,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<WireBuffer> apart_;  // the large frame being read apart, and how much of it came
   FrameHeader apart_header_{};
   std::size_t apart_have_ = 0;
+  std::chrono::steady_clock::duration apart_spun_{};  // spent waiting for its bytes without sleeping
 
   std::mutex mu_;
   LaneQueue<Outgoing> queue_;   // waiting

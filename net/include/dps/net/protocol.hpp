@@ -103,10 +103,11 @@ struct ThreadDropped {
 struct VertexImage {
   std::string op_type, name;
   std::uint32_t collection = 0, window = 0;
+  std::uint8_t priority = 0;  // dps::Priority
   std::uint8_t route_kind = 0;
   std::uint64_t route_fixed = 0;
   std::string route_type, route_image;
-  DPS_FIELDS(op_type, name, collection, window, route_kind, route_fixed, route_type, route_image)
+  DPS_FIELDS(op_type, name, collection, window, priority, route_kind, route_fixed, route_type, route_image)
 };
 struct GraphCreated {
   std::uint32_t id = 0;

@@ -54,7 +54,7 @@ class TcpBackend final : public Backend, public ClusterLink {
   bool hosts(NodeId node) const override;
   NodeId add_node() override;
   void remove_node(NodeId node) override;
-  void schedule(Thread& thread) override;
+  void schedule(Thread& thread, Priority priority) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
   bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
   void quiesce() override;

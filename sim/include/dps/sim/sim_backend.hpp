@@ -64,7 +64,7 @@ class SimBackend final : public Backend {
   NodeId local_node() const override { return 0; }
   NodeId add_node() override;
   void remove_node(NodeId node) override;
-  void schedule(Thread& thread) override;
+  void schedule(Thread& thread, Priority priority) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
   bool send_result(NodeId from, Envelope* e) override;
   bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
