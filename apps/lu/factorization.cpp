@@ -359,6 +359,25 @@ struct Distribute : dps::Stream<Solved, Job, Column> {
   }
 };
 
+// The owner variant's row interchanges in the L of the factored column c: kept until every later
+// level's have come, then applied in one pass over the block (one dlaswp, where one per level would
+// read the whole block each time; they are needed only by the factors gathered at the end).
+void flip_at_end(Column& c, int level, const dps::LargeArray<int>& pivots) {
+  c.waiting_flips.emplace(level, pivots);
+  const int levels = c.n / c.r, first = c.flipped + 1;
+  if (static_cast<int>(c.waiting_flips.size()) < levels - first) return;
+  const int rows = (levels - first) * c.r;
+  std::vector<int> ipiv;  // relative to row first·r, 1-based
+  if (c.block.allocated()) {
+    ipiv.resize(static_cast<std::size_t>(rows));
+    for (const auto& [at, p] : c.waiting_flips)
+      for (int k = 0; k < c.r; ++k) ipiv[static_cast<std::size_t>((at - first) * c.r + k)] = (at - first) * c.r + p[k];
+  }
+  kernels().swap(c.r, rows_at(c, first), c.n, ipiv.data(), rows);
+  c.flipped = levels - 1;
+  c.waiting_flips.clear();
+}
+
 // Steps 2 and 3 on column j: interchanges, T12 = L11⁻¹·A12, B -= L21·T12 in one dgemm.
 struct UpdateColumn : dps::Leaf<Update, Ready, Column> {
   Ready execute(const Update& u) {
@@ -366,7 +385,7 @@ struct UpdateColumn : dps::Leaf<Update, Ready, Column> {
     const PanelData& p = *u.panel;
     const int r = c.r, below = p.rows - r, node = c.index % c.nodes;
     if (u.flip_only) {
-      flip(c, p.level, p.pivots);
+      flip_at_end(c, p.level, p.pivots);
       return {u.column, 0, p.level, node};  // counts for nothing: the column is done
     }
     double* top = rows_at(c, p.level);

@@ -31,8 +31,10 @@ int Kernels::factor(int m, int r, double* a, int ld, int* ipiv) const {
   });
 }
 
-void Kernels::swap(int columns, double* a, int ld, const int* ipiv, int r) const {
-  dps::compute(times_.swap * columns / r, [&] { LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, columns, a, ld, 1, r, ipiv, 1); });
+void Kernels::swap(int columns, double* a, int ld, const int* ipiv, int pivots) const {
+  const double r = times_.r > 0 ? times_.r : 1;
+  dps::compute(times_.swap * columns / r * pivots / r,
+               [&] { LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, columns, a, ld, 1, pivots, ipiv, 1); });
 }
 
 void Kernels::solve(int r, const double* l, int ldl, double* b, int ld) const {

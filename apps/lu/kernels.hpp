@@ -36,8 +36,9 @@ class Kernels {
   // LU with partial pivoting of the m×r panel at `a`; ipiv gets r 1-based row indices relative to
   // the panel's first row. Returns 0, or the 1-based column whose pivot is exactly zero.
   int factor(int m, int r, double* a, int ld, int* ipiv) const;
-  // Applies the r row interchanges of ipiv (relative to `a`'s first row) to `columns` columns.
-  void swap(int columns, double* a, int ld, const int* ipiv, int r) const;
+  // Applies the row interchanges of ipiv (`pivots` of them, relative to `a`'s first row) to `columns`
+  // columns; charged as r of them over r columns scaled by both.
+  void swap(int columns, double* a, int ld, const int* ipiv, int pivots) const;
   // b = L⁻¹·b, L the unit lower triangle of the r×r block `l` (leading dimension ldl); b is r×r.
   void solve(int r, const double* l, int ldl, double* b, int ld) const;
   // c = a·b: a is m×k, b k×n, c m×n; charged as the r×r product scaled by its flops.
