@@ -210,109 +210,6 @@ struct Factor : dps::Stream<Ready, Panel, Column> {
   }
 };
 
-// ---- the owner variant ----
-
-struct BeginNodes : dps::Split<Start, NodeReady> {
-  dps::Step execute(Start s) {
-    for (int p = 0; p < s.nodes; ++p) {
-      NodeReady ready{p, -1, {}};
-      for (int j = s.first; j < s.columns; ++j)
-        if (j % s.nodes == p) ready.columns.push_back(j);
-      if (!ready.columns.empty()) co_await post(std::move(ready));
-    }
-  }
-};
-
-// The factored panel `level` of column c, to share.
-std::shared_ptr<PanelData> make_panel(const Column& c, int level) {
-  auto panel = std::make_shared<PanelData>();
-  PanelData& p = *panel;
-  p.level = level;
-  p.rows = c.n - level * c.r;
-  p.r = c.r;
-  p.lu = submatrix(c.block, c.n, level * c.r, 0, p.rows, c.r);
-  p.pivots = c.pivots;
-  return panel;
-}
-
-// LU of panel `level` once its column is up to date; then, per relay, a Share of the panel with
-// that node's later columns as they become up to date (column level+1 first and alone: it gates
-// the next level) and the node's earlier columns to interchange rows in: with the first other
-// later columns, or at once when it has none.
-struct FactorShares : dps::Stream<NodeReady, Share, Column> {
-  dps::Step execute(NodeReady first) {
-    Column& c = thread();
-    const int level = c.index, columns = c.n / c.r, nodes = c.nodes, previous = first.level;
-    std::vector<NodeReady> waiting;  // up to date, not yet shared
-    waiting.push_back(std::move(first));
-    std::vector<bool> flipped(static_cast<std::size_t>(nodes), false);
-    const auto earlier = [&](int p) {  // the node's columns before the panel, the first time asked
-      std::vector<int> out;
-      if (!flipped[static_cast<std::size_t>(p)])
-        for (int j = p; j < level; j += nodes) out.push_back(j);
-      flipped[static_cast<std::size_t>(p)] = true;
-      return out;
-    };
-    std::shared_ptr<PanelData> panel;
-    for (bool more = true;;) {
-      const auto has_panel = [&](const NodeReady& x) {
-        return std::find(x.columns.begin(), x.columns.end(), level) != x.columns.end();
-      };
-      if (!panel && std::any_of(waiting.begin(), waiting.end(), has_panel)) {
-        begin_phase(iteration(level));
-        factor_panel(c, level);
-        panel = make_panel(c, level);
-        for (int p = 0; p < nodes; ++p) {  // nodes with no later column past level+1: interchanges now
-          bool rest = false;
-          for (int j = level + 2; j < columns && !rest; ++j) rest = j % nodes == p;
-          if (rest) continue;
-          Share flips{p, {}, earlier(p), panel};
-          if (!flips.earlier.empty()) co_await post(std::move(flips));
-        }
-      }
-      if (panel) {
-        for (const NodeReady& x : waiting) {
-          std::vector<int> later;
-          for (const int j : x.columns)
-            if (j == level + 1) {
-              Share next{x.node, {j}, {}, panel};
-              co_await post(std::move(next));
-            } else if (j > level) {
-              later.push_back(j);
-            }
-          if (!later.empty()) {
-            Share rest{x.node, std::move(later), earlier(x.node), panel};
-            co_await post(std::move(rest));
-          }
-        }
-        waiting.clear();
-      }
-      if (!more) break;
-      auto x = co_await next();
-      if (!x) {
-        if (previous >= 0) end_phase(iteration(previous));
-        more = false;
-        continue;
-      }
-      waiting.push_back(std::move(*x));
-    }
-  }
-};
-
-// On relay p: the Share's columns, each an Update (they are on this node: the panel is not copied).
-struct Dispatch : dps::Split<Share, Update> {
-  dps::Step execute(Share s) {
-    for (const int j : s.later) {
-      Update u{j, false, s.panel};  // named first: GCC 12 destroys an owning temporary in co_await twice
-      co_await post(std::move(u));
-    }
-    for (const int j : s.earlier) {
-      Update u{j, true, s.panel};
-      co_await post(std::move(u));
-    }
-  }
-};
-
 struct Solve : dps::Leaf<Panel, Solved, Column> {
   Solved execute(const Panel& p) {
     Column& c = thread();
@@ -323,7 +220,7 @@ struct Solve : dps::Leaf<Panel, Solved, Column> {
     }
     double* top = rows_at(c, p.level);
     kernels().swap(r, top, c.n, p.pivots.data(), r);
-    kernels().solve(r, p.l11.data(), r, top, c.n);
+    kernels().solve(r, r, p.l11.data(), r, top, c.n);
     return {p.level, p.column, submatrix(c.block, c.n, p.level * r, 0, r, r)};
   }
 };
@@ -359,57 +256,6 @@ struct Distribute : dps::Stream<Solved, Job, Column> {
   }
 };
 
-// The owner variant's row interchanges in the L of the factored column c: kept until every later
-// level's have come, then applied in one pass over the block (one dlaswp, where one per level would
-// read the whole block each time; they are needed only by the factors gathered at the end).
-void flip_at_end(Column& c, int level, const dps::LargeArray<int>& pivots) {
-  c.waiting_flips.emplace(level, pivots);
-  const int levels = c.n / c.r, first = c.flipped + 1;
-  if (static_cast<int>(c.waiting_flips.size()) < levels - first) return;
-  const int rows = (levels - first) * c.r;
-  std::vector<int> ipiv;  // relative to row first·r, 1-based
-  if (c.block.allocated()) {
-    ipiv.resize(static_cast<std::size_t>(rows));
-    for (const auto& [at, p] : c.waiting_flips)
-      for (int k = 0; k < c.r; ++k) ipiv[static_cast<std::size_t>((at - first) * c.r + k)] = (at - first) * c.r + p[k];
-  }
-  kernels().swap(c.r, rows_at(c, first), c.n, ipiv.data(), rows);
-  c.flipped = levels - 1;
-  c.waiting_flips.clear();
-}
-
-// Steps 2 and 3 on column j: interchanges, T12 = L11⁻¹·A12, B -= L21·T12 in one dgemm.
-struct UpdateColumn : dps::Leaf<Update, Ready, Column> {
-  Ready execute(const Update& u) {
-    Column& c = thread();
-    const PanelData& p = *u.panel;
-    const int r = c.r, below = p.rows - r, node = c.index % c.nodes;
-    if (u.flip_only) {
-      flip_at_end(c, p.level, p.pivots);
-      return {u.column, 0, p.level, node};  // counts for nothing: the column is done
-    }
-    double* top = rows_at(c, p.level);
-    kernels().swap(r, top, c.n, p.pivots.data(), r);
-    kernels().solve(r, p.lu.data(), p.rows, top, c.n);
-    const double* l21 = p.lu.allocated() ? p.lu.data() + r : nullptr;
-    if (below > 0) kernels().update(below, r, l21, p.rows, top, c.n, top ? top + r : nullptr, c.n);
-    return {u.column, 1, p.level, node};
-  }
-};
-
-// On relay p: the node's columns a Share updated, as one NodeReady.
-struct Gather : dps::Merge<Ready, NodeReady> {
-  dps::Step execute(Ready first) {
-    NodeReady out{first.node, first.level, {}};
-    const auto add = [&](const Ready& x) {
-      if (x.of > 0) out.columns.push_back(x.column);
-    };
-    add(first);
-    while (auto x = co_await next()) add(*x);
-    co_await post(std::move(out));
-  }
-};
-
 struct Subtract : dps::Leaf<Product, Ready, Column> {
   Ready execute(const Product& p) {
     Column& c = thread();
@@ -420,6 +266,232 @@ struct Subtract : dps::Leaf<Product, Ready, Column> {
 };
 
 // Seed 004's graph: Factor >> Solve >> Distribute >> Multiply >> Subtract per level.
+// ---- the owner variant: a stripe of columns per node ----
+
+// Node p's column blocks of K: p, p + nodes, ...; the first of them past column j.
+int blocks_of(int node, int nodes, int columns) { return (columns - node + nodes - 1) / nodes; }
+int first_after(int node, int nodes, int column) { return column < node ? 0 : (column - node) / nodes + 1; }
+std::size_t node_route(int node) { return static_cast<std::size_t>(node); }
+
+// Block k of the stripe from row level·r down, or null without data (NOALLOC).
+double* stripe_rows(Stripe& s, int k, int level) {
+  return s.blocks.allocated()
+             ? s.blocks.data() + static_cast<std::size_t>(k) * s.r * s.n + static_cast<std::size_t>(level) * s.r
+             : nullptr;
+}
+
+// Panel `level` (a block of this stripe) as it stands, to share.
+std::shared_ptr<const PanelData> panel_of(const Stripe& s, int level) {
+  const int k = level / s.nodes;
+  auto p = std::make_shared<PanelData>();
+  p->level = level;
+  p->rows = s.n - level * s.r;
+  p->r = s.r;
+  p->lu = submatrix(s.blocks, s.n, level * s.r, k * s.r, p->rows, s.r);
+  p->pivots = dps::LargeArray<int>(static_cast<std::size_t>(s.r));
+  if (p->pivots.allocated() && s.pivots.allocated())
+    std::copy_n(s.pivots.data() + static_cast<std::size_t>(k) * s.r, s.r, p->pivots.data());
+  return p;
+}
+
+// Step 1 on the stripe: LU of panel `level` in place; throws on a zero pivot.
+void factor_panel(Stripe& s, int level) {
+  const int k = level / s.nodes;
+  int* ipiv = s.pivots.allocated() ? s.pivots.data() + static_cast<std::size_t>(k) * s.r : nullptr;
+  const int singular = kernels().factor(s.n - level * s.r, s.r, stripe_rows(s, k, level), s.n, ipiv);
+  if (singular) {
+    const long top = static_cast<long>(level) * s.r + singular;
+    throw std::runtime_error("the matrix is singular: U(" + std::to_string(top) + "," + std::to_string(top) +
+                             ") is exactly zero");
+  }
+  s.factored = level;
+}
+
+// Level `level`'s pivots, for the interchanges in the L of the stripe's earlier blocks. Once every
+// level's have come, each block takes its own in one dlaswp: one pass over it, not one per level.
+void keep_pivots(Stripe& s, int level, const dps::LargeArray<int>& pivots) {
+  if (level <= s.node) return;  // no block of this stripe is factored yet
+  s.flips.emplace(level, pivots);
+  const int columns = s.n / s.r;
+  if (static_cast<int>(s.flips.size()) < columns - 1 - s.node) return;
+  std::vector<int> ipiv;  // relative to the first row it applies to, 1-based
+  for (int k = 0; k < s.count; ++k) {
+    const int j = s.node + k * s.nodes;
+    if (j >= columns - 1) break;
+    const int rows = (columns - 1 - j) * s.r;
+    if (s.blocks.allocated()) {
+      ipiv.resize(static_cast<std::size_t>(rows));
+      for (int at = j + 1; at < columns; ++at) {
+        const dps::LargeArray<int>& p = s.flips.at(at);
+        for (int t = 0; t < s.r; ++t)
+          ipiv[static_cast<std::size_t>((at - j - 1) * s.r + t)] = (at - j - 1) * s.r + p[static_cast<std::size_t>(t)];
+      }
+    }
+    kernels().swap(s.r, stripe_rows(s, k, j + 1), s.n, ipiv.data(), rows);
+  }
+  s.flips.clear();
+}
+
+// The start of a segment: every stripe is up to date; the one of its first panel factors it, unless
+// the previous segment's lookahead did.
+struct Prepare : dps::Leaf<Progress, Progress, Stripe> {
+  Progress execute(Progress x) {
+    Stripe& s = thread();
+    const int first = x.level + 1;
+    if (first % s.nodes == s.node) {
+      if (s.factored < first) factor_panel(s, first);
+      x.next = panel_of(s, first);
+    }
+    return x;
+  }
+};
+
+// Level l, on the relay of column l's node, urgent: once panel l is factored (it comes with the
+// lookahead's Progress), a StripeShare for each stripe whose later blocks are up to date; the
+// stripe of column l+1 gets that block first and alone. Stripes with no later block get the pivots.
+struct ShareFactor : dps::Stream<Progress, StripeShare> {
+  dps::Step execute(Progress first) {
+    const int level = first.level + 1, nodes = first.nodes, columns = first.columns;
+    std::vector<char> ready(static_cast<std::size_t>(nodes), 0), served(ready);
+    std::shared_ptr<const PanelData> panel;
+    const auto arrive = [&](Progress& x) {
+      if (x.next) panel = std::move(x.next);
+      if (x.rest) ready[static_cast<std::size_t>(x.node)] = 1;
+    };
+    arrive(first);
+    bool begun = false;
+    for (bool more = true;;) {
+      if (panel) {
+        if (!begun) begin_phase(iteration(level));
+        begun = true;
+        for (int q = 0; q < nodes; ++q) {
+          const auto at = static_cast<std::size_t>(q);
+          const int from = first_after(q, nodes, level), count = blocks_of(q, nodes, columns);
+          if (served[at] || (from < count && !ready[at])) continue;
+          served[at] = 1;
+          int rest = from;
+          if (from < count && (level + 1) % nodes == q) {
+            StripeShare next{q, from, from + 1, true, panel};
+            co_await post(std::move(next));
+            rest = from + 1;
+          }
+          if (rest < count || from == count) {
+            StripeShare others{q, rest, count, false, panel};
+            co_await post(std::move(others));
+          }
+        }
+      }
+      if (!more) break;
+      auto x = co_await next();
+      if (!x) {
+        if (!first.opening) end_phase(iteration(first.level));
+        more = false;
+        continue;
+      }
+      arrive(*x);
+    }
+  }
+};
+
+// Steps 2 and 3 on a stripe's blocks [first, last): interchanges, T12 = L11⁻¹·A12 and B -= L21·T12,
+// one call each; for the lookahead block, then the LU of its panel (step 1 of the next level).
+struct UpdateStripe : dps::Leaf<StripeShare, Progress, Stripe> {
+  Progress execute(const StripeShare& x) {
+    Stripe& s = thread();
+    const PanelData& p = *x.panel;
+    const int r = s.r, width = (x.last - x.first) * r, below = p.rows - r;
+    Progress out{s.node, p.level, !x.lookahead, false, s.nodes, s.n / s.r, nullptr};
+    if (width > 0) {
+      double* top = stripe_rows(s, x.first, p.level);
+      kernels().swap(width, top, s.n, p.pivots.data(), r);
+      kernels().solve(r, width, p.lu.data(), p.rows, top, s.n);
+      const double* l21 = p.lu.allocated() ? p.lu.data() + r : nullptr;
+      if (below > 0) kernels().update(below, width, r, l21, p.rows, top, s.n, top ? top + r : nullptr, s.n);
+    }
+    if (x.lookahead) {
+      factor_panel(s, p.level + 1);
+      out.next = panel_of(s, p.level + 1);
+    }
+    keep_pivots(s, p.level, p.pivots);
+    return out;
+  }
+};
+
+struct BeginStripes : dps::Split<Start, Progress> {
+  dps::Step execute(Start s) {
+    for (int q = 0; q < s.nodes; ++q) {
+      Progress x{q, s.first - 1, true, true, s.nodes, s.columns, nullptr};
+      co_await post(std::move(x));
+    }
+  }
+};
+
+struct ScatterStripes : dps::Split<Fill, Fill> {
+  dps::Step execute(Fill f) {
+    for (int q = 0; q < f.nodes; ++q) co_await post(Fill{q, f.n, f.r, f.nodes, f.sub_block, f.seed, f.kind});
+  }
+};
+
+struct GenerateStripe : dps::Leaf<Fill, Ready, Stripe> {
+  Ready execute(const Fill& f) {
+    Stripe& s = thread();
+    s.node = f.column;
+    s.nodes = f.nodes;
+    s.n = f.n;
+    s.r = f.r;
+    s.count = blocks_of(s.node, s.nodes, f.n / f.r);
+    s.factored = -1;
+    s.flips.clear();
+    s.blocks = dps::LargeArray<double>(static_cast<std::size_t>(f.n) * f.r * s.count);
+    s.pivots = dps::LargeArray<int>(static_cast<std::size_t>(f.r) * s.count);
+    if (s.blocks.allocated())
+      for (int k = 0; k < s.count; ++k)
+        for (int t = 0; t < f.r; ++t) {
+          const int column = (s.node + k * s.nodes) * f.r + t;
+          double* to = s.blocks.data() + (static_cast<std::size_t>(k) * f.r + t) * f.n;
+          for (int i = 0; i < f.n; ++i) to[i] = entry(f.seed, f.kind, f.n, i, column);
+        }
+    return {s.node, 1};
+  }
+};
+
+struct StripeCopy {
+  int node = 0, nodes = 1, n = 0, r = 0, count = 0;
+  dps::LargeArray<double> blocks;
+  dps::LargeArray<int> pivots;
+  template <class A>
+  void serialize(A& a) {
+    a(node, nodes, n, r, count, blocks, pivots);
+  }
+};
+
+struct FetchStripe : dps::Leaf<Progress, StripeCopy, Stripe> {
+  StripeCopy execute(const Progress&) {
+    const Stripe& s = thread();
+    return {s.node, s.nodes, s.n, s.r, s.count, s.blocks, s.pivots};
+  }
+};
+
+struct AssembleStripes : dps::Merge<StripeCopy, Factored> {
+  dps::Step execute(StripeCopy first) {
+    const int n = first.n;
+    Factored f{n, dps::LargeArray<double>(static_cast<std::size_t>(n) * n), dps::LargeArray<int>(n)};
+    auto place = [&](const StripeCopy& s) {
+      for (int k = 0; k < s.count; ++k) {
+        const int j = s.node + k * s.nodes;
+        if (f.lu.allocated() && s.blocks.allocated())
+          std::copy_n(s.blocks.data() + static_cast<std::size_t>(k) * s.r * n, static_cast<std::size_t>(s.r) * n,
+                      f.lu.data() + static_cast<std::size_t>(j) * s.r * n);
+        for (int t = 0; t < s.r && f.pivots.allocated() && s.pivots.allocated(); ++t)
+          f.pivots[static_cast<std::size_t>(j * s.r + t)] = j * s.r + s.pivots[static_cast<std::size_t>(k * s.r + t)];
+      }
+    };
+    place(first);
+    while (auto s = co_await next()) place(*s);
+    co_await post(std::move(f));
+  }
+};
+
 template <bool kPipelined>
 dps::Chain<Start, Finished> blocks_segment(const Collections& t, const SegmentPlan& plan) {
   const auto to_solve = [](const Panel& p, std::size_t) { return column_route(p.column); };
@@ -439,22 +511,20 @@ dps::Chain<Start, Finished> blocks_segment(const Collections& t, const SegmentPl
   return chain >> dps::op<Close<Ready>>(t.master, dps::to(0));
 }
 
-// The owner variant: Factor >> Dispatch >> UpdateColumn >> Gather per level. Factor and Gather are
-// the critical path (lookahead): urgent, they run before the updates waiting on their node, which
-// would otherwise hold the next panel back until the whole level's updates there were done.
+// The owner variant: Prepare, then ShareFactor >> UpdateStripe per level. ShareFactor is the
+// critical path: urgent, it runs before the updates waiting on its node.
 dps::Chain<Start, Finished> owner_segment(const Collections& t, const SegmentPlan& plan) {
-  const auto to_relay = [](const Share& s, std::size_t) { return static_cast<std::size_t>(s.node); };
-  const auto to_column = [](const Update& u, std::size_t) { return column_route(u.column); };
-  const auto back_to_relay = [](const Ready& x, std::size_t) { return static_cast<std::size_t>(x.node); };
-  dps::Chain<Start, NodeReady> chain = dps::op<BeginNodes>(t.master, dps::to(0));
+  const auto to_stripe = [](const Progress& x, std::size_t) { return node_route(x.node); };
+  const auto share_to_stripe = [](const StripeShare& x, std::size_t) { return node_route(x.node); };
+  dps::Chain<Start, Progress> chain =
+      dps::op<BeginStripes>(t.master, dps::to(0)) >> dps::op<Prepare>(t.stripes, to_stripe).named("prepare");
+  const auto nodes = t.relays.size();
   for (int level = plan.first; level < plan.last; ++level) {
-    auto factor = dps::op<FactorShares>(t.columns, dps::to(static_cast<std::size_t>(level))).named("lu").urgent();
+    auto factor = dps::op<ShareFactor>(t.relays, dps::to(static_cast<std::size_t>(level) % nodes)).named("lu").urgent();
     if (plan.window > 0) factor = factor.window(static_cast<std::uint32_t>(plan.window));
-    chain = chain >> factor >> dps::op<Dispatch>(t.relays, to_relay).named("dispatch") >>
-            dps::op<UpdateColumn>(t.columns, to_column).named("update") >>
-            dps::op<Gather>(t.relays, back_to_relay).named("gather").urgent();
+    chain = chain >> factor >> dps::op<UpdateStripe>(t.stripes, share_to_stripe).named("update");
   }
-  return chain >> dps::op<Close<NodeReady>>(t.master, dps::to(0));
+  return chain >> dps::op<Close<Progress>>(t.master, dps::to(0));
 }
 
 }  // namespace
@@ -475,6 +545,18 @@ dps::Chain<Fill, Finished> fill_graph(const Columns& columns, const Master& mast
   const auto to_column = [](const Fill& f, std::size_t) { return column_route(f.column); };
   return dps::op<Scatter>(master, dps::to(0)) >> dps::op<Generate>(columns, to_column).named("generate") >>
          dps::op<Close<Ready>>(master, dps::to(0));
+}
+
+dps::Chain<Fill, Finished> fill_graph(const Stripes& stripes, const Master& master) {
+  const auto to_stripe = [](const Fill& f, std::size_t) { return node_route(f.column); };
+  return dps::op<ScatterStripes>(master, dps::to(0)) >> dps::op<GenerateStripe>(stripes, to_stripe).named("generate") >>
+         dps::op<Close<Ready>>(master, dps::to(0));
+}
+
+dps::Chain<Start, Factored> gather_graph(const Stripes& stripes, const Master& master) {
+  const auto to_stripe = [](const Progress& x, std::size_t) { return node_route(x.node); };
+  return dps::op<BeginStripes>(master, dps::to(0)) >> dps::op<FetchStripe>(stripes, to_stripe).named("gather") >>
+         dps::op<AssembleStripes>(master, dps::to(0));
 }
 
 dps::Chain<Start, Factored> gather_graph(const Columns& columns, const Master& master) {

@@ -12,16 +12,18 @@
 // then Factor of level l+1 again. Each level is a phase of the trace, "iteration l+1", from its
 // panel's LU to its last subtraction (pipelined, they overlap).
 //
-// The owner variant (ours, not the paper's) keeps the multiplications with the data, as ScaLAPACK
-// does. Factor shares the factored panel with one relay thread per node, which hands it to the
-// node's columns; each column's own thread does the interchanges, the triangular solve and its
-// whole trailing update in one dgemm. The panel crosses the network once per node, and column l+1
-// gets it first, alone, so that panel l+1 is factored while the other columns update (lookahead).
+// In the basic variant, Factor and Distribute wait for all their inputs before posting (a merge–split
+// barrier); pipelined, they post as inputs arrive, so levels overlap. A segment of levels
+// [first, last) is one graph call, between which threads may change.
 //
-//   Factor (stream, column l) >> Dispatch (split, relay p) >> UpdateColumn (leaf, column j)
-//     >> Gather (merge, relay p) >> Factor (level l+1) ... In the basic variant, Factor and Distribute wait for all their
-// inputs before posting (a merge–split barrier); pipelined, they post as inputs arrive, so levels
-// overlap. A segment of levels [first, last) is one graph call, between which threads may change.
+// The owner variant (ours, not the paper's) keeps the multiplications with the data, as ScaLAPACK
+// does: each node's columns lie side by side in one stripe thread, whose update of a level is one
+// dlaswp, one dtrsm and one dgemm. The stripe of column l+1 gets the panel first for that column
+// alone and factors panel l+1 right after, in the same step (lookahead); the relay of its node,
+// urgent, shares it while the stripe updates its other columns.
+//
+//   Prepare (leaf, stripes) >> Factor (stream, relay of column l) >> UpdateStripe (leaf, stripe p)
+//     >> Factor (level l+1) >> ... >> Close
 //
 //   auto call = lu::segment_graph(app, columns, multipliers, master, {.first = 0, .last = K, ...});
 //   app.graph(call).call(lu::Start{0, K}).get();
@@ -82,15 +84,6 @@ struct Ready {
     a(column, of, level, node);
   }
 };
-// Owner variant: the columns of relay `node` up to date after level `level`.
-struct NodeReady {
-  int node = 0, level = -1;
-  std::vector<int> columns;
-  template <class A>
-  void serialize(A& a) {
-    a(node, level, columns);
-  }
-};
 // Level `level`'s pivots for column `column`, with L11 unless only its rows are to be flipped.
 struct Panel {
   int level = 0, column = 0;
@@ -110,8 +103,26 @@ struct Solved {
     a(level, column, t12);
   }
 };
-// Level `level`'s factored panel (rows level·r to n of its column block) and pivots, shared by the
-// columns of one node; each node receiving it over the network gets its own copy.
+
+// ---- the owner variant ----
+
+// Every column block of one node side by side: column j is local block k = j / nodes of the stripe
+// of node j % nodes, so that a level's update of the node is one dgemm.
+struct Stripe {
+  int node = 0, nodes = 1, n = 0, r = 0, count = 0;  // count: its column blocks
+  dps::LargeArray<double> blocks;  // n × count·r, column major
+  dps::LargeArray<int> pivots;     // count·r: block k's panel pivots at k·r (1-based from its row j·r)
+  int factored = -1;               // the last level whose panel it factored (the lookahead)
+  // The later levels' pivots, for the row interchanges in the L of its factored blocks: applied all
+  // at once, block by block, when the last level's have come (one pass over each block).
+  std::map<int, dps::LargeArray<int>> flips;
+  template <class A>
+  void serialize(A& a) {
+    a(node, nodes, n, r, count, blocks, pivots, factored, flips);
+  }
+};
+
+// Level `level`'s factored panel (rows level·r to n of its column block) and pivots.
 struct PanelData {
   int level = 0, rows = 0, r = 0;
   dps::LargeArray<double> lu;  // rows×r, column major: L11 and U11 on top, L21 below
@@ -121,42 +132,53 @@ struct PanelData {
     a(level, rows, r, lu, pivots);
   }
 };
-// The panel for relay `node`: its later columns to update, its earlier ones to flip.
-struct Share {
-  int node = 0;
-  std::vector<int> later, earlier;
+
+// Panel `level` for the stripe of `node`: its blocks [first, last) to update (none: only its pivots
+// are kept); with `lookahead`, the one block [first, first + 1) is column level+1, whose panel the
+// stripe factors at once after.
+struct StripeShare {
+  int node = 0, first = 0, last = 0;
+  bool lookahead = false;
   std::shared_ptr<const PanelData> panel;
   template <class A>
   void save(A& a) const {
-    a(node, later, earlier, *panel);
+    a(node, first, last, lookahead, *panel);
   }
   template <class A>
   void load(A& a) {
     PanelData p;
-    a(node, later, earlier, p);
+    a(node, first, last, lookahead, p);
     panel = std::make_shared<const PanelData>(std::move(p));
   }
 };
-// One column's part of a Share; on the relay's node, so the panel is not copied.
-struct Update {
-  int column = 0;
-  bool flip_only = false;  // an earlier column: its rows interchanged, nothing else
-  std::shared_ptr<const PanelData> panel;
+// What the stripe of `node` did with panel `level`: updated the blocks past the next column
+// (`rest`), or the next column, then factored its panel (`next`, for the next level's Factor).
+struct Progress {
+  int node = 0, level = -1;
+  bool rest = false;
+  bool opening = false;          // a segment's start: no level of this call ends here
+  int nodes = 1, columns = 0;    // of the factorization
+  std::shared_ptr<const PanelData> next;  // panel level+1, or null
   template <class A>
   void save(A& a) const {
-    a(column, flip_only, *panel);
+    const bool has = next != nullptr;
+    a(node, level, rest, opening, nodes, columns, has);
+    if (has) a(*next);
   }
   template <class A>
   void load(A& a) {
+    bool has = false;
+    a(node, level, rest, opening, nodes, columns, has);
+    if (!has) return next.reset();
     PanelData p;
-    a(column, flip_only, p);
-    panel = std::make_shared<const PanelData>(std::move(p));
+    a(p);
+    next = std::make_shared<const PanelData>(std::move(p));
   }
 };
 
 struct Start {
   int first = 0, columns = 0;  // the segment's first level; the number of column blocks
-  int nodes = 1;               // column j is on relay j % nodes's node
+  int nodes = 1;               // column j is on the (j % nodes)-th column node
   template <class A>
   void serialize(A& a) {
     a(first, columns, nodes);
@@ -173,7 +195,7 @@ struct Finished {
 enum class Variant : std::uint8_t {
   Basic,      // seed 004's graph with merge–split barriers
   Pipelined,  // seed 004 Fig. 6: streams
-  Owner,      // the trailing update by each column's owner, pipelined
+  Owner,      // each node's columns in one stripe, its trailing update one dgemm per level, pipelined
 };
 const char* name(Variant v);
 Variant variant_named(const std::string& text);  // throws std::invalid_argument
@@ -188,18 +210,22 @@ struct SegmentPlan {
 
 using Columns = dps::Threads<Column>;
 using Master = dps::Threads<dps::Stateless>;
+using Stripes = dps::Threads<Stripe>;
 
-// The thread collections of a run: relay p is on the node of columns j with j % (relays) == p.
+// The thread collections of a run. Owner variant: stripe p and relay p (which shares each panel) on
+// the p-th column node; otherwise columns and multipliers.
 struct Collections {
   Master master;
   Columns columns;
   Multipliers multipliers;
+  Stripes stripes;
   dps::Threads<dps::Stateless> relays;
 };
 
 dps::Chain<Start, Finished> segment_graph(const Collections& threads, const SegmentPlan& plan);
-// Fills every column: a call of it returns when the matrix is in place.
+// Fills every column (every stripe): a call of it returns when the matrix is in place.
 dps::Chain<Fill, Finished> fill_graph(const Columns& columns, const Master& master);
+dps::Chain<Fill, Finished> fill_graph(const Stripes& stripes, const Master& master);
 
 // The factored matrix gathered on node 0, and the row interchanges as LAPACK's ipiv (1-based, global).
 struct Factored {
@@ -212,5 +238,6 @@ struct Factored {
   }
 };
 dps::Chain<Start, Factored> gather_graph(const Columns& columns, const Master& master);
+dps::Chain<Start, Factored> gather_graph(const Stripes& stripes, const Master& master);
 
 }  // namespace lu

@@ -37,15 +37,16 @@ void Kernels::swap(int columns, double* a, int ld, const int* ipiv, int pivots) 
                [&] { LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, columns, a, ld, 1, pivots, ipiv, 1); });
 }
 
-void Kernels::solve(int r, const double* l, int ldl, double* b, int ld) const {
-  dps::compute(times_.solve, [&] {
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, r, r, 1.0, l, ldl, b, ld);
+void Kernels::solve(int r, int columns, const double* l, int ldl, double* b, int ld) const {
+  dps::compute(times_.solve * columns / r, [&] {
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, r, columns, 1.0, l, ldl, b, ld);
   });
 }
 
-void Kernels::update(int rows, int r, const double* a, int lda, const double* b, int ldb, double* c, int ldc) const {
-  dps::compute(times_.multiply * rows / r, [&] {
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, r, r, -1.0, a, lda, b, ldb, 1.0, c, ldc);
+void Kernels::update(int rows, int columns, int r, const double* a, int lda, const double* b, int ldb, double* c,
+                     int ldc) const {
+  dps::compute(times_.multiply * rows / r * columns / r, [&] {
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, columns, r, -1.0, a, lda, b, ldb, 1.0, c, ldc);
   });
 }
 
@@ -115,7 +116,7 @@ Kernels Kernels::measure(int r) {
                                      direct.factor(m, r, work.data(), m, ipiv.data());
                                    }) - copy) / m;
   t.swap = shortest_seconds([&] { direct.swap(r, panel.data(), m, ipiv.data(), r); });
-  t.solve = shortest_seconds([&] { direct.solve(r, a.data(), r, b.data(), r); });
+  t.solve = shortest_seconds([&] { direct.solve(r, r, a.data(), r, b.data(), r); });
   t.multiply = shortest_seconds([&] { direct.multiply(r, r, r, a.data(), r, b.data(), r, c.data(), r); });
   t.subtract = shortest_seconds([&] { direct.subtract(r, c.data(), b.data(), r); });
   // A block of the panel into a new zeroed array, as submatrix() makes a message's: allocation and

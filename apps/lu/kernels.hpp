@@ -39,12 +39,13 @@ class Kernels {
   // Applies the row interchanges of ipiv (`pivots` of them, relative to `a`'s first row) to `columns`
   // columns; charged as r of them over r columns scaled by both.
   void swap(int columns, double* a, int ld, const int* ipiv, int pivots) const;
-  // b = L⁻¹·b, L the unit lower triangle of the r×r block `l` (leading dimension ldl); b is r×r.
-  void solve(int r, const double* l, int ldl, double* b, int ld) const;
+  // b = L⁻¹·b, L the unit lower triangle of the r×r block `l` (leading dimension ldl); b is r×columns.
+  void solve(int r, int columns, const double* l, int ldl, double* b, int ld) const;
   // c = a·b: a is m×k, b k×n, c m×n; charged as the r×r product scaled by its flops.
   void multiply(int m, int n, int k, const double* a, int lda, const double* b, int ldb, double* c, int ldc) const;
-  // c -= a·b: a is rows×r, b r×r, c rows×r (the trailing update of one column block at once).
-  void update(int rows, int r, const double* a, int lda, const double* b, int ldb, double* c, int ldc) const;
+  // c -= a·b: a is rows×r, b r×columns, c rows×columns (the trailing update of a node's columns).
+  void update(int rows, int columns, int r, const double* a, int lda, const double* b, int ldb, double* c,
+              int ldc) const;
   // a -= c: the r×r block `c` (leading dimension r) from the block at `a`.
   void subtract(int r, const double* c, double* a, int ld) const;
   // to = the rows×columns block at `from` (leading dimension ld), `to` contiguous: making a message's

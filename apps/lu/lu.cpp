@@ -18,8 +18,12 @@ Options Options::resolved(std::size_t nodes) const {
   if (o.r == 0) {
     // About 8 column blocks per node (lookahead and balance), but 128 to 512 wide (dgemm's
     // efficiency, the number of messages): the divisor of n nearest that, measured best with
-    // bench-lu (n = 4096 on 2 nodes: 256).
-    const double target = std::clamp(static_cast<double>(o.n) / (8.0 * static_cast<double>(nodes)), 128.0, 512.0);
+    // bench-lu (n = 4096 on 2 nodes: 256). The owner variant's update of a level is one dgemm as
+    // wide as its node's blocks whatever r: narrower blocks shorten its critical path (12 per node,
+    // 96 to 512 wide; n = 2592 and 4096 on 2 nodes: 108 and 128).
+    const bool owner = o.variant == Variant::Owner;
+    const double target = std::clamp(static_cast<double>(o.n) / ((owner ? 12.0 : 8.0) * static_cast<double>(nodes)),
+                                     owner ? 96.0 : 128.0, 512.0);
     for (int r = 1; r <= o.n / 2; ++r)
       if (o.n % r == 0 && (o.r == 0 || std::abs(r - target) < std::abs(o.r - target))) o.r = r;
     if (o.r == 0) throw why("--n " + std::to_string(o.n) + " has no block size dividing it in two or more; give --r");
@@ -51,15 +55,23 @@ Result run(dps::Application& app, const Options& o) {
   const auto ids = app.node_ids();
   // Column j on the (j % nodes)-th of the column nodes; in the owner variant, a relay on each.
   const int nodes = std::min(K, o.column_nodes > 0 ? o.column_nodes : static_cast<int>(ids.size()));
+  const bool owner = o.variant == Variant::Owner;
   Collections t{app.threads<dps::Stateless>("master", 1), app.threads<Column>("columns", 0),
-                app.threads<Multiplier>("multipliers", static_cast<std::size_t>(o.multipliers)), {}};
-  for (int j = 0; j < K; ++j) t.columns.add_on(ids[static_cast<std::size_t>(j % nodes)]);
-  if (o.variant == Variant::Owner) {
+                app.threads<Multiplier>("multipliers", static_cast<std::size_t>(o.multipliers)), {}, {}};
+  if (owner) {  // a stripe and a relay on each column node
+    t.stripes = app.threads<Stripe>("stripes", 0);
     t.relays = app.threads<dps::Stateless>("relays", 0);
-    for (int p = 0; p < nodes; ++p) t.relays.add_on(ids[static_cast<std::size_t>(p)]);
+    for (int p = 0; p < nodes; ++p) {
+      t.stripes.add_on(ids[static_cast<std::size_t>(p)]);
+      t.relays.add_on(ids[static_cast<std::size_t>(p)]);
+    }
+  } else {
+    for (int j = 0; j < K; ++j) t.columns.add_on(ids[static_cast<std::size_t>(j % nodes)]);
   }
-  if (app.graph(fill_graph(t.columns, t.master), "fill").call(Fill{0, o.n, o.r, nodes, o.sub_block, o.seed, o.matrix}).get().messages != K)
-    throw std::logic_error("not every column was filled");
+  const Fill fill{0, o.n, o.r, nodes, o.sub_block, o.seed, o.matrix};
+  const long filled = owner ? app.graph(fill_graph(t.stripes, t.master), "fill").call(fill).get().messages
+                            : app.graph(fill_graph(t.columns, t.master), "fill").call(fill).get().messages;
+  if (filled != (owner ? nodes : K)) throw std::logic_error("not every column was filled");
 
   // One call per segment of iterations between thread changes (the operations mark each iteration
   // as a phase of the trace).
@@ -80,7 +92,8 @@ Result run(dps::Application& app, const Options& o) {
   result.multipliers = t.multipliers.size();
 
   if (o.check && app.backend().allocates_payloads() && !app.backend().models_compute()) {
-    Factored f = app.graph(gather_graph(t.columns, t.master), "gather").call(Start{0, K, nodes}).get();
+    Factored f = owner ? app.graph(gather_graph(t.stripes, t.master), "gather").call(Start{0, K, nodes}).get()
+                       : app.graph(gather_graph(t.columns, t.master), "gather").call(Start{0, K, nodes}).get();
     result.residual = scaled_residual(f, o.seed, o.matrix);
     if (o.keep_factors) result.factors = std::move(f);
   }

@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
                    "Block LU factorization with partial pivoting on a DPS flow graph (seed 004 Fig. 6): column "
                    "threads hold r-wide column blocks, multiplier threads multiply r x r blocks.");
       cli.option("--n", n, "matrix order (default 2592)")
-          .option("--r", r, "block size, dividing n (default: about 8 column blocks per node, 128 to 512 wide)")
+          .option("--r", r, "block size, dividing n (default: about 8 column blocks per node, 128 to 512 wide; owner: 12, 96 to 512)")
           .option("--variant", variant,
                   "basic (seed 004: merge-split barriers), pipelined (seed 004 Fig. 6: streams) or owner (each "
                   "column's thread updates it with one dgemm per iteration; default)")

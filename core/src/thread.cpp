@@ -34,7 +34,7 @@ std::string Thread::name() const {
   return collection_.name() + "#" + std::to_string(uid_) + " (removed)";
 }
 
-bool Thread::run(std::size_t budget) {
+bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
   if (!runtime_.hosts(*this)) return forward();
   detail::ContextScope scope({&runtime_, this, nullptr});
   for (std::size_t steps = 0; steps < budget; ++steps) {
@@ -55,6 +55,7 @@ bool Thread::run(std::size_t budget) {
       settle();
       if (!runtime_.hosts(*this)) return forward();
     }
+    if (urgent && urgent->load(std::memory_order_relaxed) > 0) return true;
   }
   return true;
 }

@@ -196,6 +196,8 @@ struct SimBackend::Impl final : Listener, TraceSink {
     return true;
   }
 
+  bool urgent_parked(NodeId node) const { return !parked[node].empty() && parked[node].front()->urgent; }
+
   void release_worker(Slot& s) {
     s.worker = false;
     std::deque<Slot*>& waiting = parked[s.worker_node];
@@ -260,7 +262,9 @@ struct SimBackend::Impl final : Listener, TraceSink {
     s.effects.clear();
     if (s.move) start_move(s);
     kick(s);
-    if (s.worker && (!s.queued || ++s.streak >= detail::Strands::kBudget)) release_worker(s);
+    // The runtime's strand also lets an urgent thread waiting for a worker go first.
+    if (s.worker && (!s.queued || ++s.streak >= detail::Strands::kBudget || urgent_parked(s.worker_node)))
+      release_worker(s);
   }
 
   // --- envelopes, results and migrations between nodes ---

@@ -50,8 +50,9 @@ class Thread {
 
   // Backend side: run up to `budget` atomic steps (a message handled, or one resumption of a suspended
   // operation); true if work remains (schedule again). A simulator runs one step at a time. A thread
-  // hosted by another process only forwards what reaches it.
-  bool run(std::size_t budget);
+  // hosted by another process only forwards what reaches it. It also stops, with work left, after a
+  // step that left `urgent` non-zero: urgent threads wait for the OS thread.
+  bool run(std::size_t budget, const std::atomic<std::size_t>* urgent = nullptr);
   // Backend side: the thread now lives on `node` with the state `image` (after a migration).
   void relocate(NodeId node, const std::string& image);
   // Backend side: the thread left this process for `node` (its image was sent there).

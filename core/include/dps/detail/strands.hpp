@@ -143,7 +143,7 @@ class Strands {
  private:
   void run(Thread& t, std::size_t budget = kBudget) {
     const auto start = std::chrono::steady_clock::now();
-    const bool more = t.run(budget);
+    const bool more = t.run(budget, &urgent_waiting_);
     t.ran_for(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (more) return enqueue(t);
     if (active_.fetch_sub(1) == 1 && quiescing_.load()) active_.notify_all();
