@@ -59,6 +59,12 @@ struct Scatter : dps::Split<Fill, Fill> {
   }
 };
 
+// Column block `block` of the matrix into `to` (n×r, leading dimension n).
+void fill_block(double* to, const Fill& f, int block) {
+  for (int j = 0; j < f.r; ++j)
+    for (int i = 0; i < f.n; ++i) to[static_cast<std::size_t>(j) * f.n + i] = entry(f.seed, f.kind, f.n, i, block * f.r + j);
+}
+
 struct Generate : dps::Leaf<Fill, Ready, Column> {
   Ready execute(const Fill& f) {
     Column& c = thread();
@@ -70,10 +76,7 @@ struct Generate : dps::Leaf<Fill, Ready, Column> {
     c.flipped = f.column;  // its own panel's interchanges: dgetrf applies them
     c.block = dps::LargeArray<double>(static_cast<std::size_t>(f.n) * f.r);
     c.pivots = dps::LargeArray<int>(static_cast<std::size_t>(f.r));
-    if (c.block.allocated())
-      for (int j = 0; j < f.r; ++j)
-        for (int i = 0; i < f.n; ++i)
-          c.block[static_cast<std::size_t>(j) * f.n + i] = entry(f.seed, f.kind, f.n, i, f.column * f.r + j);
+    if (c.block.allocated()) fill_block(c.block.data(), f, f.column);
     return {f.column, 1};
   }
 };
@@ -444,13 +447,8 @@ struct GenerateStripe : dps::Leaf<Fill, Ready, Stripe> {
     s.flips.clear();
     s.blocks = dps::LargeArray<double>(static_cast<std::size_t>(f.n) * f.r * s.count);
     s.pivots = dps::LargeArray<int>(static_cast<std::size_t>(f.r) * s.count);
-    if (s.blocks.allocated())
-      for (int k = 0; k < s.count; ++k)
-        for (int t = 0; t < f.r; ++t) {
-          const int column = (s.node + k * s.nodes) * f.r + t;
-          double* to = s.blocks.data() + (static_cast<std::size_t>(k) * f.r + t) * f.n;
-          for (int i = 0; i < f.n; ++i) to[i] = entry(f.seed, f.kind, f.n, i, column);
-        }
+    for (int k = 0; k < s.count && s.blocks.allocated(); ++k)
+      fill_block(s.blocks.data() + static_cast<std::size_t>(k) * f.r * f.n, f, s.node + k * s.nodes);
     return {s.node, 1};
   }
 };
