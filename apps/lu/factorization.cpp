@@ -268,7 +268,6 @@ struct Subtract : dps::Leaf<Product, Ready, Column> {
   }
 };
 
-// Seed 004's graph: Factor >> Solve >> Distribute >> Multiply >> Subtract per level.
 // ---- the owner variant: a stripe of columns per node ----
 
 // Node p's column blocks of K: p, p + nodes, ...; the first of them past column j.
@@ -490,6 +489,7 @@ struct AssembleStripes : dps::Merge<StripeCopy, Factored> {
   }
 };
 
+// Seed 004's graph: Factor >> Solve >> Distribute >> Multiply >> Subtract per level.
 template <bool kPipelined>
 dps::Chain<Start, Finished> blocks_segment(const Collections& t, const SegmentPlan& plan) {
   const auto to_solve = [](const Panel& p, std::size_t) { return column_route(p.column); };

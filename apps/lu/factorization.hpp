@@ -22,11 +22,11 @@
 // alone and factors panel l+1 right after, in the same step (lookahead); the relay of its node,
 // urgent, shares it while the stripe updates its other columns.
 //
-//   Prepare (leaf, stripes) >> Factor (stream, relay of column l) >> UpdateStripe (leaf, stripe p)
-//     >> Factor (level l+1) >> ... >> Close
+//   Prepare (leaf, stripes) >> ShareFactor (stream, relay of column l) >> UpdateStripe (leaf, stripe p)
+//     >> ShareFactor (level l+1) >> ... >> Close
 //
-//   auto call = lu::segment_graph(app, columns, multipliers, master, {.first = 0, .last = K, ...});
-//   app.graph(call).call(lu::Start{0, K}).get();
+//   auto call = lu::segment_graph(threads, {.first = 0, .last = K, .columns = K, .variant = lu::Variant::Owner});
+//   app.graph(call).call(lu::Start{0, K, nodes}).get();
 #pragma once
 
 #include "kernels.hpp"
@@ -76,12 +76,11 @@ struct Fill {
 double entry(std::uint64_t seed, MatrixKind kind, int n, int row, int column);
 
 // Column `column` is up to date once `of` of these arrived for it; `level` made it (-1: the start).
-// `node` is the index of its relay (owner variant).
 struct Ready {
-  int column = 0, of = 1, level = -1, node = 0;
+  int column = 0, of = 1, level = -1;
   template <class A>
   void serialize(A& a) {
-    a(column, of, level, node);
+    a(column, of, level);
   }
 };
 // Level `level`'s pivots for column `column`, with L11 unless only its rows are to be flipped.
