@@ -42,6 +42,7 @@ TEST(Churn, EveryObjectIsCountedOnceWhileThreadsAndNodesComeAndGo) {
   long seen = churn.seen();
   while (workers.size()) seen += within(workers.remove(0), "the state of a worker").seen;
   EXPECT_EQ(seen, calls * kObjects) << "objects counted by the leaves";
+  EXPECT_TRUE(only_live_threads_kept(app->runtime(), 1)) << "removed threads kept on node 0";
   std::printf("%ld objects; %ld threads added, %ld removed, %ld migrated; %ld nodes added, %ld removed\n", calls * kObjects, churn.added, churn.removed,
               churn.migrated, churn.nodes_added, churn.nodes_removed);
   EXPECT_GT(churn.migrated, 0);

@@ -308,6 +308,7 @@ TEST(SimBackend, ThreadsRemovedAtASimulatedTimeStopReceivingWorkAndEfficiencyRis
   Phase after = s.app->phase("two workers");
   EXPECT_EQ(call.get().count, 200) << "nothing lost, nothing duplicated";
   after.end();
+  EXPECT_TRUE(only_live_threads_kept(s.app->runtime(), 3)) << "the removed threads and their slots kept";
 
   std::set<std::uint64_t> gone;
   for (const auto& c : trace.changes())

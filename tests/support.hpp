@@ -113,4 +113,14 @@ bool eventually(F done, std::chrono::milliseconds limit = std::chrono::seconds(2
   return true;
 }
 
+// Whether every thread but the `live` ones was freed: its host said it was gone, every process forgot
+// it, and once what was on its way to it drained, the graveyard let it go. Nothing stays per removed
+// thread, and no table outlives its readers.
+inline bool only_live_threads_kept(Runtime& runtime, std::size_t live) {
+  return eventually([&] {
+    runtime.graveyard().collect();
+    return runtime.threads().size() == live && runtime.graveyard().size() == 0;
+  });
+}
+
 }  // namespace dps::test

@@ -73,6 +73,7 @@ TEST(Threads, AddAndRemoveDuringRunningCallsCountsEveryMessageOnce) {
   long remaining_seen = 0;
   while (workers.size() > 0) remaining_seen += workers.remove(0).get().seen;
   EXPECT_EQ(removed_seen + remaining_seen, kCalls * kPerCall) << "thread states account for every leaf";
+  EXPECT_TRUE(only_live_threads_kept(app.runtime(), 1)) << "removed threads kept";
   EXPECT_GT(peak, 3u);
 }
 
@@ -225,6 +226,7 @@ TEST(Threads, MergeThreadsRemovedWhileTheirFramesAreOpen) {
   EXPECT_EQ(duplicated, 0);
   while (mergers.size() > 0) merges += mergers.remove(0).get().seen;
   EXPECT_EQ(merges, kCalls * kPerCall / 100) << "one merge instance per frame, wherever its objects went";
+  EXPECT_TRUE(only_live_threads_kept(app.runtime(), 1 + 3)) << "removed merge threads (forwarders too) kept";
 }
 
 TEST(Threads, BadIndicesAreRefusedWithTheCollectionNamed) {

@@ -161,9 +161,12 @@ void Application::remove_node(NodeId node) {
   std::erase(others, node);
   std::vector<Future<void>> moves;
   std::size_t k = 0;
-  for (Thread* t : runtime_->threads())
-    if (t->node() == node && t->collection().index_of(*t) >= 0)
-      moves.push_back(runtime_->migrate(*t, others[k++ % others.size()]));
+  {
+    detail::EpochGuard guard;
+    for (Thread* t : runtime_->threads())
+      if (t->node() == node && t->collection().index_of(*t) >= 0)
+        moves.push_back(runtime_->migrate(*t, others[k++ % others.size()]));
+  }
   for (auto& m : moves) m.get();
   backend_->remove_node(node);
   runtime_->lifecycle(Lifecycle::NodeRemoved, nullptr, node);

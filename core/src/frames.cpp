@@ -13,7 +13,7 @@ void Thread::open_frame(Activity& producer, const FrameStack& base, std::uint64_
   const FrameId id = runtime_.new_frame();
   producer.out_frame = id;
   producer.out_frames = base;
-  producer.out_frames.push(Frame{id, this, seq});
+  producer.out_frames.push(Frame{id, uid_, seq});
   detail::FrameHome& home = homes_[id];
   home.producer = &producer;
   home.call = producer.call;
@@ -31,7 +31,7 @@ void Thread::close_frame(Activity& producer) {
     homes_.erase(id);
     return;
   }
-  if (home.owner) runtime_.control(*this, *home.owner, Message::Close, home.call, id, nullptr, home.posted);
+  if (home.owner) runtime_.control(*this, home.owner, Message::Close, home.call, id, 0, home.posted);
 }
 
 void Thread::forward_frame(const Forwarder& f) {
@@ -39,6 +39,14 @@ void Thread::forward_frame(const Forwarder& f) {
   slot.role = Role::Forwarder;
   slot.call = f.call;
   slot.owner = f.owner;
+}
+
+// A forwarder's objects go to the frame's owner; gone, it took its failed call with it.
+void Thread::pass_on(std::uint64_t owner, Envelope* e) {
+  if (Thread* to = runtime_.thread(owner))
+    runtime_.send(node(), *to, e);
+  else
+    delete e;
 }
 
 void Thread::on_consumer_input(Envelope* e) {
@@ -54,12 +62,12 @@ void Thread::on_consumer_input(Envelope* e) {
     slot.call = e->call;
     slot.home = top.home;
     slot.waiting.push_back(e);
-    runtime_.control(*this, *top.home, Message::Register, slot.call, id, this);
+    runtime_.control(*this, top.home, Message::Register, slot.call, id, uid_);
     return;
   }
   switch (slot.role) {
     case Role::Pending: slot.waiting.push_back(e); return;
-    case Role::Forwarder: runtime_.send(node(), *slot.owner, e); return;
+    case Role::Forwarder: return pass_on(slot.owner, e);
     case Role::Owner: accept(slot, id, e); return;
   }
 }
@@ -99,17 +107,17 @@ void Thread::accept(detail::FrameSlot& slot, FrameId frame, Envelope* e) {
 }
 
 void Thread::consumed(detail::FrameSlot& slot, FrameId frame) {
-  if (slot.credits) runtime_.control(*this, *slot.home, Message::Credit, slot.call, frame, nullptr, 1);
+  if (slot.credits) runtime_.control(*this, slot.home, Message::Credit, slot.call, frame, 0, 1);
 }
 
 void Thread::finish_slot(FrameId frame, detail::FrameSlot& slot) {
-  Thread* home = slot.home;
+  const std::uint64_t home = slot.home;
   const CallId call = slot.call;
   slots_.erase(frame);
-  runtime_.control(*this, *home, Message::Done, call, frame);
+  runtime_.control(*this, home, Message::Done, call, frame);
 }
 
-void Thread::on_control(Message kind, FrameId frame, Thread* peer, std::int64_t count, bool credit) {
+void Thread::on_control(Message kind, FrameId frame, std::uint64_t peer, std::int64_t count, bool credit) {
   switch (kind) {
     case Message::Register: return on_register(frame, peer);
     case Message::Grant: return on_grant(frame, peer, count, credit);
@@ -121,7 +129,7 @@ void Thread::on_control(Message kind, FrameId frame, Thread* peer, std::int64_t 
   }
 }
 
-void Thread::on_register(FrameId frame, Thread* registrant) {
+void Thread::on_register(FrameId frame, std::uint64_t registrant) {
   auto it = homes_.find(frame);
   if (it == homes_.end()) return;  // its call failed
   detail::FrameHome& home = it->second;
@@ -129,17 +137,17 @@ void Thread::on_register(FrameId frame, Thread* registrant) {
     home.owner = registrant;
   else if (registrant != home.owner)
     home.forwarders.push_back(registrant);
-  runtime_.control(*this, *registrant, Message::Grant, home.call, frame, home.owner, home.closed ? home.posted : -1,
+  runtime_.control(*this, registrant, Message::Grant, home.call, frame, home.owner, home.closed ? home.posted : -1,
                    home.window > 0);
 }
 
-void Thread::on_grant(FrameId frame, Thread* owner, std::int64_t count, bool credit) {
+void Thread::on_grant(FrameId frame, std::uint64_t owner, std::int64_t count, bool credit) {
   auto it = slots_.find(frame);
   if (it == slots_.end()) return;
   detail::FrameSlot& slot = it->second;
   std::vector<Envelope*> waiting = std::move(slot.waiting);
   slot.waiting.clear();
-  if (owner == this) {
+  if (owner == uid_) {
     slot.role = Role::Owner;
     slot.expected = count;
     slot.credits = credit;
@@ -147,7 +155,7 @@ void Thread::on_grant(FrameId frame, Thread* owner, std::int64_t count, bool cre
   } else {
     slot.role = Role::Forwarder;
     slot.owner = owner;
-    for (Envelope* e : waiting) runtime_.send(node(), *owner, e);
+    for (Envelope* e : waiting) pass_on(owner, e);
   }
 }
 
@@ -182,10 +190,10 @@ void Thread::on_credit(FrameId frame, std::int64_t count) {
 void Thread::on_done(FrameId frame) {
   auto it = homes_.find(frame);
   if (it == homes_.end()) return;
-  std::vector<Thread*> forwarders = std::move(it->second.forwarders);
+  std::vector<std::uint64_t> forwarders = std::move(it->second.forwarders);
   const CallId call = it->second.call;
   homes_.erase(it);
-  for (Thread* t : forwarders) runtime_.control(*this, *t, Message::Release, call, frame);
+  for (std::uint64_t t : forwarders) runtime_.control(*this, t, Message::Release, call, frame);
 }
 
 }  // namespace dps

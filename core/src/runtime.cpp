@@ -51,10 +51,41 @@ Thread& Runtime::adopt(std::unique_ptr<Thread> thread) {
   std::lock_guard lock(mu_);
   thread->aborted_ = failed_;  // not started yet: it missed the Abort broadcasts so far
   const std::uint64_t uid = thread->uid();
-  threads_.push_back(std::move(thread));
+  Thread& t = *(threads_[uid] = std::move(thread));
   by_uid_.grow_to_at_least(uid + 1);
-  by_uid_[uid].store(threads_.back().get(), std::memory_order_release);
-  return *threads_.back();
+  by_uid_[uid].store(&t, std::memory_order_release);
+  return t;
+}
+
+void Runtime::thread_gone(Thread& thread) {
+  if (link_)
+    link_->thread_gone(thread.uid());  // node 0 tells every process, this one included
+  else
+    forget(thread.uid());
+}
+
+void Runtime::forget(std::uint64_t uid) {
+  std::unique_ptr<Thread> owned;
+  {
+    std::lock_guard lock(mu_);
+    auto it = threads_.find(uid);
+    if (it == threads_.end()) return;
+    owned = std::move(it->second);
+    threads_.erase(it);
+    by_uid_[uid].store(gone_mark(), std::memory_order_release);
+  }
+  owned->collection().drop(*owned);  // if a replica still had it: node 0 dropped it long ago
+  // First every reader that found it leaves; nothing new reaches it then. Once what still did has
+  // drained (its mailbox idle), the run that drained it leaves too, and the backend forgets it.
+  bool drained = false;
+  graveyard_.bury([this, drained, thread = std::shared_ptr<Thread>(owned.release())]() mutable {
+    if (!drained) {
+      drained = thread->mailbox_.idle();
+      return false;
+    }
+    return backend_.forget(*thread);
+  });
+  graveyard_.collect();
 }
 
 std::vector<ThreadsCore*> Runtime::collections() const {
@@ -71,7 +102,11 @@ std::vector<const GraphCore*> Runtime::graphs() const {
   return all;
 }
 
-Thread* Runtime::thread(std::uint64_t uid) const noexcept { return lookup(by_uid_, uid); }
+Thread* Runtime::thread(std::uint64_t uid) const noexcept {
+  Thread* t = lookup(by_uid_, uid);
+  return t == gone_mark() ? nullptr : t;
+}
+bool Runtime::gone(std::uint64_t uid) const noexcept { return lookup(by_uid_, uid) == gone_mark(); }
 ThreadsCore* Runtime::collection(std::uint32_t id) const noexcept { return lookup(by_collection_id_, id); }
 const GraphCore* Runtime::graph(std::uint32_t id) const noexcept { return lookup(by_graph_id_, id); }
 
@@ -79,7 +114,7 @@ std::vector<Thread*> Runtime::threads() const {
   std::lock_guard lock(mu_);
   std::vector<Thread*> all;
   all.reserve(threads_.size());
-  for (const auto& t : threads_) all.push_back(t.get());
+  for (const auto& [uid, t] : threads_) all.push_back(t.get());
   return all;
 }
 
@@ -155,6 +190,7 @@ void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input,
   e->call = id;
   e->seq = id - 1;
   e->payload = std::move(input);
+  detail::EpochGuard guard;  // the thread routed to stays until its mailbox has `e`
   Thread* to = nullptr;
   try {
     to = &route(*graph, 0, *e);
@@ -190,19 +226,22 @@ void Runtime::fail_call(CallId id, std::exception_ptr error) {
     calls_.erase(it);
   }
   call->fail(error);
+  // The other processes first: a thread here that the abort lets retire may be gone soon, and node 0
+  // says so after the abort on the same connections, so they drop the call's messages naming it.
+  if (link_) link_->call_failed(id, error);
   abort_call(id);
-  if (link_) link_->call_failed(id, std::move(error));
 }
 
 // Every thread drops what it holds of the call; its other calls go on. Threads created later start
 // with the call in their aborted set (same lock as adopt()).
 void Runtime::abort_call(CallId id) {
+  detail::EpochGuard guard;
   std::vector<Thread*> here;
   {
     std::lock_guard lock(mu_);
     failed_.insert(id);
     failures_.fetch_add(1, std::memory_order_release);
-    for (const auto& t : threads_)
+    for (const auto& [uid, t] : threads_)
       if (hosts(*t)) here.push_back(t.get());
   }
   for (Thread* t : here) {
@@ -268,9 +307,11 @@ void Runtime::enqueue(Thread& to, Envelope* e) {
   backend_.schedule(to, urgent ? Priority::Urgent : Priority::Normal);
 }
 
-void Runtime::control(Thread& from, Thread& to, Message kind, CallId call, FrameId frame, Thread* peer,
+void Runtime::control(Thread& from, std::uint64_t to_uid, Message kind, CallId call, FrameId frame, std::uint64_t peer,
                       std::int64_t count, bool credit) {
-  if (&from == &to) return to.on_control(kind, frame, peer, count, credit);
+  if (to_uid == from.uid()) return from.on_control(kind, frame, peer, count, credit);
+  Thread* to = thread(to_uid);
+  if (!to) return;
   auto* e = new Envelope;
   e->kind = kind;
   e->call = call;
@@ -278,7 +319,23 @@ void Runtime::control(Thread& from, Thread& to, Message kind, CallId call, Frame
   e->peer = peer;
   e->count = count;
   e->credit = credit;
-  send(from.node(), to, e);
+  send(from.node(), *to, e);
+}
+
+void Runtime::redirect(NodeId at, Envelope* e) {
+  if (e->kind != Message::Data || e->vertex == GraphCore::kSink) {
+    delete e;  // frame control for a gone thread: its call failed
+    return;
+  }
+  Thread* to = nullptr;
+  try {
+    to = &route(*e->graph, e->vertex, *e);
+  } catch (...) {
+    fail_call(e->call, std::current_exception());
+    delete e;
+    return;
+  }
+  send(at, *to, e);
 }
 
 }  // namespace dps

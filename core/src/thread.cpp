@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
 #include <vector>
 
 namespace dps {
@@ -201,6 +202,10 @@ void Thread::on_retire(Envelope* e) {
 }
 
 void Thread::on_migrate(Envelope* e) {
+  if (life_ != Life::Active) {  // asked before its removal, which came first
+    e->payload.take<ClusterLink::Done>()(std::make_exception_ptr(std::logic_error(name() + " was removed before it could migrate")));
+    return;
+  }
   migration_.emplace(Move{static_cast<NodeId>(e->count), e->payload.take<ClusterLink::Done>()});
 }
 
@@ -242,6 +247,11 @@ void Thread::settle() {
     state_.reset();
     release_cached_envelopes();
     std::unordered_set<CallId>().swap(aborted_);
+  }
+  // Its forwarders wait for their frames' Release: until then the frames' homes name it.
+  if (life_ == Life::Retired && slots_.empty() && !gone_) {
+    gone_ = true;
+    runtime_.thread_gone(*this);
   }
 }
 

@@ -28,6 +28,7 @@ Thread& ThreadsCore::at(std::size_t index) const {
 }
 
 std::ptrdiff_t ThreadsCore::index_of(const Thread& thread) const noexcept {
+  detail::EpochGuard guard;
   const auto t = table();
   auto it = std::find(t.begin(), t.end(), &thread);
   return it == t.end() ? -1 : it - t.begin();
@@ -71,8 +72,7 @@ void ThreadsCore::drop(const Thread& thread) {
   std::lock_guard lock(mu_);
   const auto current = table();
   std::vector<Thread*> threads(current.begin(), current.end());
-  std::erase(threads, &thread);
-  publish(std::move(threads));
+  if (std::erase(threads, &thread) > 0) publish(std::move(threads));
 }
 
 Thread& ThreadsCore::detach(std::size_t index) {
@@ -90,8 +90,11 @@ Thread& ThreadsCore::detach(std::size_t index) {
 }
 
 void ThreadsCore::publish(std::vector<Thread*> threads) {
-  tables_.push_back(std::make_unique<const std::vector<Thread*>>(std::move(threads)));
-  table_.store(tables_.back().get(), std::memory_order_release);
+  const std::vector<Thread*>* old =
+      table_.exchange(new const std::vector<Thread*>(std::move(threads)), std::memory_order_acq_rel);
+  if (!old) return;
+  runtime_.graveyard().bury([old = std::shared_ptr<const std::vector<Thread*>>(old)] { return true; });
+  runtime_.graveyard().collect();
 }
 
 }  // namespace dps

@@ -10,11 +10,11 @@ namespace dps::net {
 
 namespace {
 
-Thread& known_thread(const Runtime& runtime, std::uint64_t uid) {
+// A thread an envelope names: one this process knows, or knew (gone).
+std::uint64_t named_thread(const Runtime& runtime, std::uint64_t uid) {
   if (uid == 0) throw WireError("thread uid 0");
-  Thread* t = runtime.thread(uid);
-  if (!t) throw NotYetKnown(uid);
-  return *t;
+  if (!runtime.thread(uid) && !runtime.gone(uid)) throw NotYetKnown(uid);
+  return uid;
 }
 
 }  // namespace
@@ -30,14 +30,14 @@ void encode(const Envelope& e, const Thread& to, WireWriter& out) {
     out.put(e.frames.size());
     for (std::uint32_t i = 0; i < e.frames.size(); ++i) {
       out.put(e.frames[i].id);
-      out.put(e.frames[i].home->uid());
+      out.put(e.frames[i].home);
       out.put(e.frames[i].parent_seq);
     }
     e.payload.save(out);
   } else {
     out.put(e.call);  // a node that cannot pass it on fails the call
     out.put(e.frame);
-    out.put(e.peer ? e.peer->uid() : std::uint64_t{0});
+    out.put(e.peer);
     out.put(e.count);
     out.put(static_cast<std::uint8_t>(e.credit));
   }
@@ -45,7 +45,7 @@ void encode(const Envelope& e, const Thread& to, WireWriter& out) {
 
 Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuffer* buffer) {
   WireReader in(body, buffer);
-  Thread& to = known_thread(runtime, in.get<std::uint64_t>());
+  const std::uint64_t to = named_thread(runtime, in.get<std::uint64_t>());
   auto e = std::make_unique<Envelope>();
   e->kind = in.get<Message>();
   switch (e->kind) {
@@ -60,7 +60,7 @@ Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuff
       for (std::uint32_t i = 0; i < depth; ++i) {
         Frame f;
         f.id = in.get<FrameId>();
-        f.home = &known_thread(runtime, in.get<std::uint64_t>());
+        f.home = named_thread(runtime, in.get<std::uint64_t>());
         f.parent_seq = in.get<std::uint64_t>();
         e->frames.push(f);
       }
@@ -81,7 +81,7 @@ Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuff
       e->call = in.get<CallId>();
       e->frame = in.get<FrameId>();
       const auto peer = in.get<std::uint64_t>();
-      e->peer = peer ? &known_thread(runtime, peer) : nullptr;
+      e->peer = peer ? named_thread(runtime, peer) : 0;
       e->count = in.get<std::int64_t>();
       e->credit = in.get<std::uint8_t>() != 0;
       break;
@@ -89,7 +89,7 @@ Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuff
     default: throw WireError("envelope kind " + std::to_string(static_cast<int>(e->kind)) + " never crosses processes");
   }
   if (!in.done()) throw WireError(std::to_string(in.remaining()) + " bytes after the envelope");
-  return {&to, e.release()};
+  return {runtime.thread(to), e.release()};
 }
 
 }  // namespace dps::net

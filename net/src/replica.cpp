@@ -39,8 +39,12 @@ void TcpBackend::Impl::on_envelope(std::span<const std::byte> body, WireBuffer* 
   Runtime* rt = attached();
   if (!rt) return;
   try {
+    detail::EpochGuard guard;
     const Decoded d = decode(*rt, body, buffer);
-    rt->enqueue(*d.to, d.envelope);
+    if (d.to)
+      rt->enqueue(*d.to, d.envelope);
+    else
+      rt->redirect(me, d.envelope);
   } catch (const NotYetKnown& k) {
     parked[k.key].emplace_back(body.begin(), body.end());
   }
@@ -184,6 +188,11 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
           } else if constexpr (std::is_same_v<D, ThreadDropped>) {
             done_with();
             if (Thread* t = rt->thread(d.uid)) t->collection().drop(*t);
+          } else if constexpr (std::is_same_v<D, ThreadGone>) {
+            done_with();
+            if (me != 0 && sender != 0) throw WireError("thread gone, not from node 0");
+            if (me == 0) broadcast(d);
+            rt->forget(d.uid);
           } else if constexpr (std::is_same_v<D, GraphCreated>) {
             done_with();
             VertexList vertices;
@@ -217,6 +226,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
           else if constexpr (std::is_same_v<D, RetireRequest>) {
             done_with();
             Thread* t = rt->thread(d.uid);
+            if (!t && rt->gone(d.uid)) return tell(sender, StateReturned{d.request, {}, "the thread was removed already"});
             if (!t) throw WireError("retire of unknown thread");
             rt->retire(*t, [this, sender, request = d.request](detail::StateBox* box, std::exception_ptr error) {
               StateReturned reply{request, {}, {}};
@@ -239,6 +249,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
           } else if constexpr (std::is_same_v<D, MigrateRequest>) {
             done_with();
             Thread* t = rt->thread(d.uid);
+            if (!t && rt->gone(d.uid)) return tell(sender, MigrateDone{d.request, "the thread was removed"});
             if (!t) throw WireError("migration of unknown thread");
             rt->migrate(*t, d.to, [this, sender, request = d.request](std::exception_ptr error) {
               tell(sender, MigrateDone{request, error ? describe(error) : std::string()});
@@ -251,9 +262,8 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             Thread* t = rt->thread(d.uid);
             if (!t) throw WireError("image of unknown thread");
             for (const Forward& f : d.forwarders) {
-              Thread* owner = rt->thread(f.owner);
-              if (!owner) throw WireError("forwarder to unknown thread");
-              t->forward_frame({f.frame, f.call, owner});
+              if (!rt->thread(f.owner) && !rt->gone(f.owner)) throw WireError("forwarder to unknown thread");
+              t->forward_frame({f.frame, f.call, f.owner});
             }
             std::string image;
             rest(image);
@@ -308,6 +318,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
 void TcpBackend::Impl::send_structure(NodeId to) {
   for (const ThreadsCore* c : runtime->collections())
     send_directive(to, CollectionCreated{c->id(), c->name(), c->state_type().key});
+  detail::EpochGuard guard;
   const std::vector<Thread*> threads = runtime->threads();
   for (const Thread* t : threads) send_directive(to, ThreadAdded{t->collection().id(), t->uid(), t->node(), false, {}});
   for (const Thread* t : threads)
@@ -369,6 +380,12 @@ void TcpBackend::thread_added(const Thread& t, std::string image) {
 
 void TcpBackend::thread_dropped(const Thread& t) { impl_->broadcast(ThreadDropped{t.uid()}); }
 
+void TcpBackend::thread_gone(std::uint64_t uid) {
+  if (impl_->me != 0) return impl_->tell(0, ThreadGone{uid});
+  impl_->broadcast(ThreadGone{uid});
+  impl_->kernel->forget(uid);
+}
+
 void TcpBackend::graph_created(const GraphCore& g) { impl_->broadcast(graph_image(g)); }
 
 GraphCreated graph_image(const GraphCore& g) {
@@ -416,7 +433,7 @@ void TcpBackend::migrate(Thread& t, NodeId to, Done done) {
 bool TcpBackend::migrate(Thread& t, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
   const std::uint64_t request = impl_->next_request.fetch_add(1) + 1;
   ThreadImage image{t.uid(), request, {}};
-  for (const Thread::Forwarder& f : t.forwarders()) image.forwarders.push_back({f.frame, f.call, f.owner->uid()});
+  for (const Thread::Forwarder& f : t.forwarders()) image.forwarders.push_back({f.frame, f.call, f.owner});
   {
     std::lock_guard lock(impl_->mu);
     impl_->migrations[request] = {.done = std::move(arrived), .answers = to, .departed = false};

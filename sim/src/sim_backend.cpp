@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <stdexcept>
 
 namespace dps::sim {
@@ -57,9 +58,10 @@ std::string Report::json() const {
 }
 
 struct SimBackend::Impl final : Listener, TraceSink {
-  // What a step sent: delivered when it ends. `to` null: the result of the step's call.
+  // What a step sent: delivered when it ends. Threads are named by uid (0: the result of the step's
+  // call): one may be gone when its message arrives, which then goes where its route says now.
   struct Effect {
-    Thread* to;
+    std::uint64_t to;
     Envelope* e;
   };
   struct Move {
@@ -88,7 +90,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
   struct Delivery {
     enum class Kind : std::uint8_t { Envelope, Result, Migration } kind;
     NodeId from, to_node;
-    Thread* to;
+    std::uint64_t to;
     Envelope* e;
     double start, bytes;
   };
@@ -137,10 +139,17 @@ struct SimBackend::Impl final : Listener, TraceSink {
 
   // --- threads and their steps ---
 
-  Slot& slot(const Thread& t) {
-    const std::uint64_t uid = t.uid();
-    while (slots.size() <= uid) slots.emplace_back();  // a deque: references stay valid
-    return slots[uid];
+  Slot& slot(const Thread& t) { return slots[t.uid()]; }  // a node-based map: references stay valid
+
+  // The runtime frees `t`: its slot goes too, once nothing of it is left in the simulation.
+  bool forget(const Thread& t) {
+    auto it = slots.find(t.uid());
+    if (it == slots.end()) return true;
+    const Slot& s = it->second;
+    if (&s == current || s.busy || s.queued || s.parked || s.worker || s.moving || s.move || !s.effects.empty())
+      return false;
+    slots.erase(it);
+    return true;
   }
 
   void schedule(Thread& t, Priority priority) {
@@ -228,6 +237,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     const double cpu = direct ? detail::thread_cpu_seconds() : 0.0;
     bool more = false;
     try {
+      detail::EpochGuard guard;
       more = t.run(1);
     } catch (...) {
       current = nullptr;
@@ -270,23 +280,25 @@ struct SimBackend::Impl final : Listener, TraceSink {
   // --- envelopes, results and migrations between nodes ---
 
   // What a step sends leaves when it ends; what main sends (a call's input) leaves now.
-  void send(NodeId from, Thread* to, Envelope* e) {
+  void send(NodeId from, std::uint64_t to, Envelope* e) {
     if (current)
       current->effects.push_back({to, e});
     else
       deliver(from, to, e);
   }
 
-  void deliver(NodeId from, Thread* to, Envelope* e) {
+  void deliver(NodeId from, std::uint64_t to, Envelope* e) {
     if (stopped) {
       delete e;
       return;
     }
-    const NodeId dest = to ? to->node() : 0;
+    Thread* thread = to ? runtime->thread(to) : nullptr;
+    if (to && !thread) return runtime->redirect(from, e);
+    const NodeId dest = thread ? thread->node() : 0;
     if (vnode(from) == vnode(dest)) {
       ++stats.local_messages;
-      if (to)
-        runtime->enqueue(*to, e);
+      if (thread)
+        runtime->enqueue(*thread, e);
       else
         complete(e);
       return;
@@ -322,10 +334,12 @@ struct SimBackend::Impl final : Listener, TraceSink {
       case Delivery::Kind::Envelope:
         if (stopped) {
           delete d.e;
-        } else if (d.to->node() != d.to_node) {
+        } else if (Thread* to = runtime->thread(d.to); !to) {
+          runtime->redirect(d.to_node, d.e);  // gone meanwhile
+        } else if (to->node() != d.to_node) {
           deliver(d.to_node, d.to, d.e);  // the thread moved on meanwhile: forwarded
         } else {
-          runtime->enqueue(*d.to, d.e);
+          runtime->enqueue(*to, d.e);
         }
         break;
       case Delivery::Kind::Result:
@@ -335,11 +349,11 @@ struct SimBackend::Impl final : Listener, TraceSink {
           complete(d.e);
         break;
       case Delivery::Kind::Migration: {
-        Slot& s = slot(*d.to);
+        Slot& s = slots.at(d.to);  // a moving thread stays until it arrived
         Move m = std::move(*s.move);
         s.move.reset();
         s.moving = false;
-        d.to->relocate(m.to, m.state);
+        s.thread->relocate(m.to, m.state);
         m.arrived(nullptr);
         kick(s);
         break;
@@ -354,7 +368,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
 
   void start_move(Slot& s) {
     const double bytes = static_cast<double>(s.move->state.size()) + engine->model().network.header_bytes;
-    transfer(Delivery{Delivery::Kind::Migration, s.node, s.move->to, s.thread, nullptr, engine->now(), bytes});
+    transfer(Delivery{Delivery::Kind::Migration, s.node, s.move->to, s.thread->uid(), nullptr, engine->now(), bytes});
   }
 
   // --- Listener: an action of this application ended ---
@@ -363,7 +377,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     --outstanding;
     const std::uint64_t index = t & ((std::uint64_t{1} << kKindShift) - 1);
     if (t >> kKindShift == kStepTag)
-      finish(slots[index]);
+      finish(slots.at(index));
     else
       arrive(index);
   }
@@ -475,7 +489,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
 
   std::vector<VNode> vnodes;  // by NodeId, including removed nodes
   std::vector<NodeId> live;
-  std::deque<Slot> slots;     // by thread uid
+  std::unordered_map<std::uint64_t, Slot> slots;  // by thread uid, until the runtime frees the thread
   std::deque<Slot*> ready;    // threads to run a step now, in order
   std::vector<unsigned> workers_used;         // by node: workers held
   std::vector<std::deque<Slot*>> parked;      // by node: threads waiting for a worker
@@ -520,12 +534,14 @@ NodeId SimBackend::add_node() { return impl_->add_node(); }
 void SimBackend::remove_node(NodeId node) { impl_->remove_node(node); }
 void SimBackend::schedule(Thread& thread, Priority priority) { impl_->schedule(thread, priority); }
 
-void SimBackend::send(NodeId from, Thread& to, Envelope* e) { impl_->send(from, &to, e); }
+void SimBackend::send(NodeId from, Thread& to, Envelope* e) { impl_->send(from, to.uid(), e); }
 
 bool SimBackend::send_result(NodeId from, Envelope* e) {
-  impl_->send(from, nullptr, e);
+  impl_->send(from, 0, e);
   return true;
 }
+
+bool SimBackend::forget(Thread& thread) { return impl_->forget(thread); }
 
 bool SimBackend::migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
   Impl::Slot& s = impl_->slot(thread);

@@ -129,13 +129,13 @@ std::vector<Seed> DecoderTargets::seeds() const {
   for (std::size_t i = 0; i < big.size(); ++i) big[i] = 0.5 * static_cast<double>(i);
   data("data-job", master, 0, Payload::of(Job{"lu", {1.0, -2.5, 1e300}, true, {}}), {});
   data("data-job-large", master, 0, Payload::of(Job{"big", big, false, {}}), {});
-  data("data-piece-int", w0, 1, Payload::of(Piece{0, 10, std::int32_t{42}, {}}), {{11, &master, 0}});
-  data("data-piece-string", w1, 1, Payload::of(Piece{-3, 1 << 20, std::string("tag"), {}}), {{12, &master, 3}});
+  data("data-piece-int", w0, 1, Payload::of(Piece{0, 10, std::int32_t{42}, {}}), {{11, master.uid(), 0}});
+  data("data-piece-string", w1, 1, Payload::of(Piece{-3, 1 << 20, std::string("tag"), {}}), {{12, master.uid(), 3}});
   data("data-sum-note", master, 2, Payload::of(Sum{6.25, {1, 2, 3}, std::string("note"), {}}),
-       {{1, &master, 0}, {2, &w0, 1}, {3, &w1, 2}, {4, &master, 3}});  // deeper than the inline stack
-  data("data-sum", master, 2, Payload::of(Sum{-1.0, {}, std::nullopt, {}}), {{7, &master, 0}, {8, &w0, 9}});
+       {{1, master.uid(), 0}, {2, w0.uid(), 1}, {3, w1.uid(), 2}, {4, master.uid(), 3}});  // deeper than the inline stack
+  data("data-sum", master, 2, Payload::of(Sum{-1.0, {}, std::nullopt, {}}), {{7, master.uid(), 0}, {8, w0.uid(), 9}});
 
-  auto control = [&](std::string name, Thread& to, Message kind, Thread* peer, std::int64_t count, bool credit) {
+  auto control = [&](std::string name, Thread& to, Message kind, std::uint64_t peer, std::int64_t count, bool credit) {
     auto e = std::make_shared<Envelope>();
     e->kind = kind;
     e->call = 0x0100000000000009;
@@ -145,12 +145,12 @@ std::vector<Seed> DecoderTargets::seeds() const {
     e->credit = credit;
     out.push_back({std::move(name), frame(FrameKind::Envelope, encoded(*e, to)), e, &to});
   };
-  control("control-register", master, Message::Register, &w0, 0, false);
-  control("control-grant", w0, Message::Grant, &master, -1, true);
-  control("control-close", w1, Message::Close, nullptr, 7, false);
-  control("control-credit", master, Message::Credit, &w1, 3, false);
-  control("control-done", master, Message::Done, &w0, 0, false);
-  control("control-release", w0, Message::Release, nullptr, 0, false);
+  control("control-register", master, Message::Register, w0.uid(), 0, false);
+  control("control-grant", w0, Message::Grant, master.uid(), -1, true);
+  control("control-close", w1, Message::Close, 0, 7, false);
+  control("control-credit", master, Message::Credit, w1.uid(), 3, false);
+  control("control-done", master, Message::Done, w0.uid(), 0, false);
+  control("control-release", w0, Message::Release, 0, 0, false);
 
   auto directive = [&](std::string name, const net::Directive& d, const Payload* result = nullptr,
                        const std::string* image = nullptr) {
@@ -170,6 +170,7 @@ std::vector<Seed> DecoderTargets::seeds() const {
   directive("collection-created", CollectionCreated{4, "workers", "dps::fuzz::Sum"});
   directive("thread-added", ThreadAdded{4, 99, 1, true, std::string(40, 'x')});
   directive("thread-dropped", ThreadDropped{99});
+  directive("thread-gone", ThreadGone{99});
   directive("graph-created",
             GraphCreated{2, "g", {{"Cut", "cut", 1, 4, 1, 0, 0, "", ""}, {"Weigh", "w", 2, 0, 0, 2, 7, "R", "img"}}});
   directive("retire-request", RetireRequest{99, 5});

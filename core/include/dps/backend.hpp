@@ -64,6 +64,9 @@ class Backend {
   // once: when the thread runs on `to`, or with the error that kept it here or lost it on the way.
   // Returns whether the thread left (false: it stays here, and `arrived` has the reason).
   virtual bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) = 0;
+  // The runtime frees `thread` (gone, its mailbox drained): false while the backend still holds it,
+  // to be asked again later (the simulator, until the last step it ran has ended).
+  virtual bool forget(Thread& thread) { return (void)thread, true; }
   // Block until no thread is scheduled or running (used at shutdown).
   virtual void quiesce() = 0;
   // The runtime is going: deliver nothing more to it (first thing its destructor does).

@@ -36,6 +36,9 @@ class ClusterLink {
   virtual void collection_created(const ThreadsCore& collection) = 0;
   virtual void thread_added(const Thread& thread, std::string image) = 0;  // image empty: default state
   virtual void thread_dropped(const Thread& thread) = 0;                   // left its collection's table
+  // From the host of a retired thread that nothing names any more: node 0 tells every process, after
+  // the drop and any abort it sent before, and each forgets it (Runtime::forget).
+  virtual void thread_gone(std::uint64_t uid) = 0;
   virtual void graph_created(const GraphCore& graph) = 0;
 
   // Retire or migrate a thread this process does not host: its host does it and answers.

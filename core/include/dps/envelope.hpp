@@ -26,7 +26,7 @@ using NodeId = std::uint32_t;
 // One execution of a split (or stream): the objects it posts carry this frame until the matching merge.
 struct Frame {
   FrameId id = 0;
-  Thread* home = nullptr;        // the thread running the producer; it keeps the frame's count and credit
+  std::uint64_t home = 0;        // uid of the thread running the producer; it keeps the frame's count and credit
   std::uint64_t parent_seq = 0;  // position of the producer's input in the enclosing frame
 };
 
@@ -129,7 +129,7 @@ struct Envelope final {  // final: thread caches recycle blocks of exactly this 
   Payload payload;
   // control fields
   FrameId frame = 0;
-  Thread* peer = nullptr;
+  std::uint64_t peer = 0;  // a thread's uid (0: none)
   std::int64_t count = 0;
   bool credit = false;  // Grant: return a Credit for every consumed object
 };

@@ -8,6 +8,7 @@
 
 #include "dps/backend.hpp"
 #include "dps/cluster_link.hpp"
+#include "dps/detail/epochs.hpp"
 #include "dps/detail/graph_core.hpp"
 #include "dps/envelope.hpp"
 #include "dps/future.hpp"
@@ -17,9 +18,11 @@
 #include <tbb/concurrent_vector.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -66,16 +69,24 @@ class Runtime {
   // --- threads ---
   ThreadsCore& make_collection(std::string name, ThreadsCore::Factory factory, const detail::StateType& state,
                                bool default_state);
-  Thread& adopt(std::unique_ptr<Thread> thread);  // keeps it for the application's life
+  Thread& adopt(std::unique_ptr<Thread> thread);  // keeps it until it is gone
   std::uint64_t new_thread_uid() noexcept { return next_uid_.fetch_add(1) + 1; }
   void retire(Thread& thread, ClusterLink::HandBack hand_back);
+  // On its host, from its strand: `thread` retired and nothing names it any more (see Thread::settle).
+  void thread_gone(Thread& thread);
+  // Every process, once node 0 said so: nothing will reach thread `uid` but what is on its way, which
+  // it forwards or reroutes; it is freed once that drained and no reader holds it (graveyard()).
+  void forget(std::uint64_t uid);
   Future<void> migrate(Thread& thread, NodeId node);
   void migrate(Thread& thread, NodeId node, ClusterLink::Done done);
-  std::vector<Thread*> threads() const;  // every thread ever created, oldest first
+  std::vector<Thread*> threads() const;  // every thread not yet gone, oldest first (hold an EpochGuard)
   std::vector<ThreadsCore*> collections() const;
   void lifecycle(Lifecycle kind, const Thread* thread, NodeId node, NodeId to = 0);
-  // Lookups by the ids processes use for each other; null when unknown (yet).
+  // Lookups by the ids processes use for each other; null when unknown (yet), or gone. A thread
+  // looked up is valid while the caller holds a detail::EpochGuard.
   Thread* thread(std::uint64_t uid) const noexcept;
+  bool gone(std::uint64_t uid) const noexcept;
+  detail::Graveyard& graveyard() noexcept { return graveyard_; }
   ThreadsCore* collection(std::uint32_t id) const noexcept;
   const GraphCore* graph(std::uint32_t id) const noexcept;
 
@@ -97,13 +108,16 @@ class Runtime {
   Thread& route(const GraphCore& graph, std::uint32_t vertex, const Envelope& e) const;  // throws RouteError
   void send(NodeId from, Thread& to, Envelope* e);  // a move on the same node, the backend otherwise
   void enqueue(Thread& to, Envelope* e);            // into the mailbox where `to` lives
-  // A message of the frame protocol for `frame` of `call` (the call fails if it cannot be delivered).
-  void control(Thread& from, Thread& to, Message kind, CallId call, FrameId frame, Thread* peer = nullptr,
+  void redirect(NodeId at, Envelope* e);  // `e` reached a gone thread at `at`: data is routed again, the rest dropped
+  // A message of the frame protocol for `frame` of `call` to thread `to` (the call fails if it cannot
+  // be delivered; to a gone thread, whose call failed, it is dropped).
+  void control(Thread& from, std::uint64_t to, Message kind, CallId call, FrameId frame, std::uint64_t peer = 0,
                std::int64_t count = 0, bool credit = false);
   // Unique across the processes of an application: the node is in the high bits.
   FrameId new_frame() noexcept { return frame_base_ | (next_frame_.fetch_add(1, std::memory_order_relaxed) + 1); }
 
  private:
+  static Thread* gone_mark() noexcept { return reinterpret_cast<Thread*>(alignof(std::max_align_t)); }
   template <class T>
   static T* lookup(const tbb::concurrent_vector<std::atomic<T*>>& index, std::size_t at) noexcept {
     return at < index.size() ? index[at].load(std::memory_order_acquire) : nullptr;
@@ -116,12 +130,14 @@ class Runtime {
 
   mutable std::mutex mu_;  // collections, threads, graphs, failed calls
   std::vector<std::unique_ptr<ThreadsCore>> collections_;
-  std::vector<std::unique_ptr<Thread>> threads_;
+  std::map<std::uint64_t, std::unique_ptr<Thread>> threads_;  // by uid: by age
   std::vector<std::shared_ptr<const GraphCore>> graphs_;
   std::unordered_set<CallId> failed_;
-  tbb::concurrent_vector<std::atomic<Thread*>> by_uid_;
+  tbb::concurrent_vector<std::atomic<Thread*>> by_uid_;  // gone_mark() once gone
   tbb::concurrent_vector<std::atomic<ThreadsCore*>> by_collection_id_;
   tbb::concurrent_vector<std::atomic<const GraphCore*>> by_graph_id_;
+
+  detail::Graveyard graveyard_;  // threads and tables that readers may still hold
 
   mutable std::mutex calls_mu_;
   std::unordered_map<CallId, std::unique_ptr<detail::CallBase>> calls_;

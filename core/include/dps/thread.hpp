@@ -61,7 +61,7 @@ class Thread {
   struct Forwarder {
     FrameId frame;
     CallId call;
-    Thread* owner;
+    std::uint64_t owner;
   };
   std::vector<Forwarder> forwarders() const;
   void forward_frame(const Forwarder& f);
@@ -105,7 +105,7 @@ class Thread {
   void on_abort(CallId call);
   void on_retire(Envelope* e);
   void on_migrate(Envelope* e);
-  void settle();  // finish a pending retirement or migration once nothing runs here
+  void settle();  // finish a pending retirement or migration once nothing runs here; say when it is gone
   bool quiescent() const noexcept;
   // activity.cpp: operation instances
   Activity* create(const GraphCore& g, std::uint32_t vertex, CallId call);
@@ -120,12 +120,13 @@ class Thread {
   void open_frame(Activity& producer, const FrameStack& base, std::uint64_t seq);
   void close_frame(Activity& producer);
   void on_consumer_input(Envelope* e);
+  void pass_on(std::uint64_t owner, Envelope* e);
   void accept(detail::FrameSlot& slot, FrameId frame, Envelope* e);
   void finish_slot(FrameId frame, detail::FrameSlot& slot);
   void consumed(detail::FrameSlot& slot, FrameId frame);
-  void on_control(Message kind, FrameId frame, Thread* peer, std::int64_t count, bool credit);
-  void on_register(FrameId frame, Thread* registrant);
-  void on_grant(FrameId frame, Thread* owner, std::int64_t count, bool credit);
+  void on_control(Message kind, FrameId frame, std::uint64_t peer, std::int64_t count, bool credit);
+  void on_register(FrameId frame, std::uint64_t registrant);
+  void on_grant(FrameId frame, std::uint64_t owner, std::int64_t count, bool credit);
   void on_close(FrameId frame, std::int64_t count);
   void on_credit(FrameId frame, std::int64_t count);
   void on_done(FrameId frame);
@@ -149,6 +150,7 @@ class Thread {
   std::uint64_t failures_seen_ = 0;  // runtime.failures() when aborted_ was last brought up to date
 
   Life life_ = Life::Active;
+  bool gone_ = false;  // retired with nothing left: the runtime frees it once no one can reach it
   ClusterLink::HandBack hand_back_;  // retirement: receives the final state
   struct Move {
     NodeId to;

@@ -7,6 +7,7 @@
 //   workers.migrate(1, 2).get();                              // state serialized (cereal) to node 2
 #pragma once
 
+#include "dps/detail/epochs.hpp"
 #include "dps/detail/state_box.hpp"
 #include "dps/future.hpp"
 #include "dps/thread.hpp"
@@ -33,19 +34,24 @@ class ThreadsCore {
               bool default_state);
   ThreadsCore(const ThreadsCore&) = delete;
   ThreadsCore& operator=(const ThreadsCore&) = delete;
+  ~ThreadsCore() { delete table_.load(); }
 
   Runtime& runtime() const noexcept { return runtime_; }
   std::uint32_t id() const noexcept { return id_; }  // the same in every process
   const std::string& name() const noexcept { return name_; }
   const detail::StateType& state_type() const noexcept { return state_type_; }
 
-  // The current threads, as routes see them. Lock-free; a table stays valid for the application's life.
+  // The current threads, as routes see them. Lock-free: the table and its threads stay valid while
+  // the caller holds a detail::EpochGuard.
   std::span<Thread* const> table() const noexcept {
     const auto* t = table_.load(std::memory_order_acquire);
     return {t->data(), t->size()};
   }
-  std::size_t size() const noexcept { return table().size(); }
-  Thread& at(std::size_t index) const;                      // throws std::out_of_range naming the collection
+  std::size_t size() const noexcept {
+    detail::EpochGuard guard;
+    return table().size();
+  }
+  Thread& at(std::size_t index) const;  // throws std::out_of_range naming the collection; hold a guard
   std::ptrdiff_t index_of(const Thread& t) const noexcept;  // -1 once removed
 
   Thread& add(NodeId node);
@@ -55,10 +61,10 @@ class ThreadsCore {
   // Replicas (processes other than node 0): the changes node 0 made. `state` is null for a thread
   // hosted elsewhere.
   Thread& insert(std::uint64_t uid, NodeId node, std::unique_ptr<detail::StateBox> state);
-  void drop(const Thread& thread);
+  void drop(const Thread& thread);  // no-op once it left
 
  private:
-  void publish(std::vector<Thread*> threads);  // caller holds mu_
+  void publish(std::vector<Thread*> threads);  // caller holds mu_; the old table goes to the graveyard
 
   Runtime& runtime_;
   const std::uint32_t id_;
@@ -68,8 +74,7 @@ class ThreadsCore {
   const bool default_state_;
   std::size_t placed_ = 0;
   std::mutex mu_;
-  std::atomic<const std::vector<Thread*>*> table_;
-  std::vector<std::unique_ptr<const std::vector<Thread*>>> tables_;  // every table ever published
+  std::atomic<const std::vector<Thread*>*> table_{nullptr};
 };
 
 template <class State>
@@ -80,7 +85,10 @@ class Threads {
 
   const std::string& name() const { return core_->name(); }
   std::size_t size() const { return core_->size(); }
-  NodeId node(std::size_t index) const { return core_->at(index).node(); }
+  NodeId node(std::size_t index) const {
+    detail::EpochGuard guard;
+    return core_->at(index).node();
+  }
   ThreadsCore& core() const { return *core_; }
 
   // Adds threads on nodes chosen round robin, or on a given node.
@@ -94,6 +102,7 @@ class Threads {
   // Moves the thread at `index`, with its state, to `node`; done once nothing runs on it.
   Future<void> migrate(std::size_t index, NodeId node) {
     static_assert(detail::serializable_state<State>, "dps: migrating a thread needs a cereal serialize() on its state");
+    detail::EpochGuard guard;  // until its mailbox has the request: the thread cannot be gone before
     return migrate_thread(core_->at(index), node);
   }
 

@@ -24,8 +24,8 @@ struct FrameHome {
   CallId call = 0;
   std::int64_t posted = 0;
   bool closed = false;  // producer finished: `posted` is final
-  Thread* owner = nullptr;
-  std::vector<Thread*> forwarders;
+  std::uint64_t owner = 0;  // thread uids, as the envelopes name them
+  std::vector<std::uint64_t> forwarders;
   std::uint32_t window = 0;
   std::int64_t in_flight = 0;  // posted, not yet consumed by the merge
 };
@@ -34,8 +34,8 @@ struct FrameHome {
 struct FrameSlot {
   enum class Role : std::uint8_t { Pending, Owner, Forwarder } role = Role::Pending;
   CallId call = 0;
-  Thread* home = nullptr;
-  Thread* owner = nullptr;       // forwarder: where objects go
+  std::uint64_t home = 0;        // thread uids
+  std::uint64_t owner = 0;       // forwarder: where objects go
   Activity* consumer = nullptr;  // owner: the merge or stream instance (null before start and after end)
   bool started = false;
   bool credits = false;            // the home has a window: return credit per consumed object

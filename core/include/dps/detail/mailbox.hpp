@@ -20,15 +20,15 @@ class Mailbox {
   bool push(Envelope* e) noexcept {
     Envelope* old = head_.load(std::memory_order_relaxed);
     do {
-      e->next = old == idle() ? nullptr : old;
+      e->next = old == idle_mark() ? nullptr : old;
     } while (!head_.compare_exchange_weak(old, e, std::memory_order_acq_rel, std::memory_order_relaxed));
-    return old == idle();
+    return old == idle_mark();
   }
 
   // Consumer only: everything pushed so far, oldest first (nullptr if none). The mailbox stays busy.
   Envelope* take() noexcept {
     Envelope* list = head_.exchange(nullptr, std::memory_order_acquire);
-    if (list == idle()) list = nullptr;
+    if (list == idle_mark()) list = nullptr;
     Envelope* fifo = nullptr;
     while (list) {
       Envelope* next = list->next;
@@ -39,15 +39,18 @@ class Mailbox {
     return fifo;
   }
 
+  // Nothing queued and nobody runs its thread (true stays true until the next push).
+  bool idle() const noexcept { return head_.load(std::memory_order_acquire) == idle_mark(); }
+
   // Consumer only: mark idle; false if something arrived meanwhile (keep running).
   bool try_idle() noexcept {
     Envelope* expected = nullptr;
-    return head_.compare_exchange_strong(expected, idle(), std::memory_order_acq_rel);
+    return head_.compare_exchange_strong(expected, idle_mark(), std::memory_order_acq_rel);
   }
 
  private:
-  static Envelope* idle() noexcept { return reinterpret_cast<Envelope*>(alignof(Envelope)); }
-  std::atomic<Envelope*> head_{idle()};
+  static Envelope* idle_mark() noexcept { return reinterpret_cast<Envelope*>(alignof(Envelope)); }
+  std::atomic<Envelope*> head_{idle_mark()};
 };
 
 }  // namespace dps::detail

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "dps/detail/context.hpp"
+#include "dps/detail/epochs.hpp"
 #include "dps/priority.hpp"
 #include "dps/thread.hpp"
 
@@ -142,6 +143,7 @@ class Strands {
 
  private:
   void run(Thread& t, std::size_t budget = kBudget) {
+    EpochGuard guard;  // what its steps route to, and `t` itself, stay until the run ends
     const auto start = std::chrono::steady_clock::now();
     const bool more = t.run(budget, &urgent_waiting_);
     t.ran_for(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -2,7 +2,7 @@
 // process shares (thread uids, graph ids) and its payload encoded by the type its vertex expects.
 //
 //   WireWriter out(head);  encode(*e, to, out);                 // sender
-//   Decoded d = decode(runtime, body);  runtime.enqueue(*d.to, d.envelope);   // receiver
+//   Decoded d = decode(runtime, body);  runtime.enqueue(*d.to, d.envelope);   // receiver (d.to: see below)
 #pragma once
 
 #include "dps/envelope.hpp"
@@ -26,7 +26,7 @@ inline constexpr std::uint64_t kGraphKey = std::uint64_t{1} << 63;
 void encode(const Envelope& e, const Thread& to, WireWriter& out);
 
 struct Decoded {
-  Thread* to;
+  Thread* to;  // null: the thread is gone (Runtime::redirect). Valid while the caller holds an EpochGuard.
   Envelope* envelope;
 };
 // Throws WireError on a malformed body, NotYetKnown as above. `buffer`: the body's own, when it was

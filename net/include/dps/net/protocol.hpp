@@ -100,6 +100,10 @@ struct ThreadDropped {
   std::uint64_t uid = 0;
   DPS_FIELDS(uid)
 };
+struct ThreadGone {  // host -> node 0 -> every process: forget it (Runtime::forget)
+  std::uint64_t uid = 0;
+  DPS_FIELDS(uid)
+};
 struct VertexImage {
   std::string op_type, name;
   std::uint32_t collection = 0, window = 0;
@@ -226,6 +230,6 @@ using Directive =
     std::variant<Join, Members, Leaving, Departing, Sealed, Ready, ClockPing, ClockPong, ClockOffset, Shutdown, CollectionCreated, ThreadAdded,
                  ThreadDropped, GraphCreated, RetireRequest, StateReturned, MigrateRequest, MigrateDone, ThreadImage,
                  ThreadMoved, CallResult, CallFailure, CallAbort, Tracing, TraceBatch, TraceFlush, TraceFlushed,
-                 Goodbye, PeerLost>;
+                 Goodbye, PeerLost, ThreadGone>;
 
 }  // namespace dps::net

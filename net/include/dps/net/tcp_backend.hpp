@@ -71,6 +71,7 @@ class TcpBackend final : public Backend, public ClusterLink {
   void collection_created(const ThreadsCore& collection) override;
   void thread_added(const Thread& thread, std::string image) override;
   void thread_dropped(const Thread& thread) override;
+  void thread_gone(std::uint64_t uid) override;
   void graph_created(const GraphCore& graph) override;
   void retire(Thread& thread, HandBack hand_back) override;
   void migrate(Thread& thread, NodeId to, Done done) override;

@@ -68,6 +68,7 @@ class SimBackend final : public Backend {
   void send(NodeId from, Thread& to, Envelope* e) override;
   bool send_result(NodeId from, Envelope* e) override;
   bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
+  bool forget(Thread& thread) override;
   void quiesce() override;
   void stop() override;
   double now() const override;
