@@ -12,6 +12,9 @@
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 
+#include <malloc.h>
+#include <tbb/scalable_allocator.h>
+
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -30,6 +33,18 @@ double resident_mb() {  // this process's
   for (std::string line; std::getline(status, line);)
     if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024;
   return 0;
+}
+
+// Resident memory once the allocators returned the free memory they cache: what the process holds.
+double trimmed_mb() {
+  scalable_allocation_command(TBBMALLOC_CLEAN_ALL_BUFFERS, nullptr);
+  malloc_trim(0);
+  return resident_mb();
+}
+
+double heap_mb() {  // what the system heap has handed out and not got back (RSS also counts what it keeps)
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd) / (1024 * 1024);
 }
 
 constexpr long kPerCall = 1000, kInFlight = 4;
@@ -86,10 +101,14 @@ int main(int argc, char** argv) {
                   ChurnOptions{.thread_every = std::chrono::milliseconds(thread_every),
                                .node_every = std::chrono::milliseconds(node_every)});
     warm_mb = resident_mb();  // after the steady phase: the buffers and caches are warm
-    double half_mb = 0;
-    const double churn_s = pump(graph, objects, [&] { half_mb = resident_mb(); });
+    const double warm_heap_mb = heap_mb(), warm_trimmed_mb = trimmed_mb();
+    double half_mb = 0, half_heap_mb = 0;
+    const double churn_s = pump(graph, objects, [&] { half_mb = resident_mb(), half_heap_mb = heap_mb(); });
     churn->stop();
-    const double end_mb = resident_mb();
+    const double end_mb = resident_mb(), end_heap_mb = heap_mb(), end_trimmed_mb = trimmed_mb();
+    dps::Runtime& rt = app->runtime();
+    rt.graveyard().collect();
+    const std::size_t kept = rt.threads().size(), graves = rt.graveyard().size();
     if (!churn->error().empty()) throw std::runtime_error("the churn failed: " + churn->error());
     std::printf("churn: %ld objects in %.2f s; %ld threads added, %ld removed, %ld migrated; %ld nodes added, %ld removed\n",
                 objects, churn_s, churn->added, churn->removed, churn->migrated, churn->nodes_added,
@@ -105,9 +124,11 @@ int main(int argc, char** argv) {
         "{\"objects\": %ld, \"nodes\": 4, \"steady_rate\": %.0f, \"churn_rate\": %.0f, \"churn_over_steady\": %.3f, "
         "\"threads_added\": %ld, \"threads_removed\": %ld, \"threads_migrated\": %ld, \"nodes_added\": %ld, "
         "\"nodes_removed\": %ld, \"counted_once\": true, \"rss_mb_warm\": %.1f, \"rss_mb_half\": %.1f, "
-        "\"rss_mb_end\": %.1f}\n",
+        "\"rss_mb_end\": %.1f, \"heap_mb_warm\": %.2f, \"heap_mb_half\": %.2f, \"heap_mb_end\": %.2f, "
+        "\"trimmed_mb_warm\": %.1f, \"trimmed_mb_end\": %.1f, \"threads_kept\": %zu, \"graves\": %zu}\n",
         objects, objects / steady_s, objects / churn_s, steady_s / churn_s, churn->added, churn->removed,
-        churn->migrated, churn->nodes_added, churn->nodes_removed, warm_mb, half_mb, end_mb);
+        churn->migrated, churn->nodes_added, churn->nodes_removed, warm_mb, half_mb, end_mb, warm_heap_mb, half_heap_mb,
+        end_heap_mb, warm_trimmed_mb, end_trimmed_mb, kept, graves);
     return 0;
   });
 }

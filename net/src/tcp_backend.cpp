@@ -118,8 +118,8 @@ void TcpBackend::Impl::accept_next() {
     c->start();
     // A peer that does not authenticate in time is dropped.
     auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::seconds(5));
-    timer->async_wait([c, timer](const asio::error_code& e) {
-      if (!e && !c->authenticated) c->close("no authentication within 5 s");
+    timer->async_wait([weak = std::weak_ptr(c), timer](const asio::error_code& e) {
+      if (auto c = weak.lock(); c && !e && !c->authenticated) c->close("no authentication within 5 s");
     });
     accept_next();
   });
@@ -192,6 +192,7 @@ void TcpBackend::Impl::send_heartbeats() {
   while (!changed.wait_for(lock, period, [&] { return heart_stops; })) {
     lock.unlock();
     for (NodeId node = 0; node < kMaxNodes; ++node) {
+      detail::EpochGuard guard;
       Connection* c = peer(node);
       if (!c) continue;
       if (!c->spoke()) c->send(raw_frame(FrameKind::Heartbeat, me, {}));
@@ -215,6 +216,7 @@ void TcpBackend::Impl::watch() {
     const bool was_busy = now - due > period;
     const auto silent_since = now - std::chrono::duration<double>(options.silence);
     for (NodeId node = 0; node < kMaxNodes; ++node) {
+      detail::EpochGuard guard;
       Connection* c = peer(node);
       if (!c) continue;
       if (was_busy)
@@ -252,6 +254,7 @@ Connection* TcpBackend::Impl::peer(NodeId node) const noexcept {
 }
 
 bool TcpBackend::Impl::offer(NodeId to, Outgoing& frame) {
+  detail::EpochGuard guard;
   Connection* c = peer(to);
   return c && c->send(std::move(frame));
 }
@@ -395,8 +398,24 @@ void TcpBackend::Impl::authenticated(Connection& c, std::uint32_t node) {
   changed.notify_all();
 }
 
+// A closed connection leaves `connections`; it is freed once no reader of peer() can hold it (asio's
+// handlers still running on it hold it too).
+void TcpBackend::Impl::bury(Connection& c) {
+  std::shared_ptr<Connection> closed;
+  {
+    std::lock_guard lock(mu);
+    auto it = std::find_if(connections.begin(), connections.end(), [&](const auto& p) { return p.get() == &c; });
+    if (it == connections.end()) return;
+    closed = std::move(*it);
+    connections.erase(it);
+  }
+  graveyard.bury([closed = std::move(closed)] { return true; });
+  graveyard.collect();
+}
+
 void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
   handshakes.erase(&c);
+  bury(c);
   if (!c.authenticated) {
     log("refused a connection from " + c.remote() + ": " + reason);
     return;

@@ -51,7 +51,8 @@ struct TcpBackend::Impl final : Connection::Handler {
   void on_closed(Connection& connection, const std::string& reason) override;
   void handshake(Connection& c, const FrameHeader& header, std::span<const std::byte> body);
   void authenticated(Connection& c, std::uint32_t node);
-  Connection* peer(NodeId node) const noexcept;
+  Connection* peer(NodeId node) const noexcept;  // hold an EpochGuard while using it
+  void bury(Connection& c);
   // False when there is no connection to `to` or it was sealed: `frame` is still the caller's.
   bool offer(NodeId to, Outgoing& frame);
   void send_frame(NodeId to, Outgoing frame);  // throws NodeFailure where offer() is false
@@ -118,8 +119,11 @@ struct TcpBackend::Impl final : Connection::Handler {
 
   mutable std::mutex mu;
   std::condition_variable changed;
-  std::vector<std::shared_ptr<Connection>> connections;  // every connection ever made (owned here)
+  std::vector<std::shared_ptr<Connection>> connections;  // open ones (owned here)
+  // peer() is read without a lock: a closed connection goes to the graveyard, freed once no reader
+  // (inside an EpochGuard) can hold it.
   std::array<std::atomic<Connection*>, kMaxNodes> peers{};
+  detail::Graveyard graveyard;
   std::set<NodeId> live;                 // nodes of the application
   NodeId next_node = 1;                  // node 0: the id the next started instance gets
   std::set<NodeId> departed;             // removed on purpose: their connections close quietly
