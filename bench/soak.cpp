@@ -2,8 +2,10 @@
 // first steady, then while threads are added, removed and migrated every few milliseconds and nodes
 // added and removed every few hundred (tests/churn.hpp, which the churn test runs for 3 s in CI).
 // Every object is counted exactly once by the leaves (their states come back when threads are
-// removed), no call may take over 30 s, and node 0's resident memory is sampled after a warm-up and
-// at the end: a leak shows as growth. A lost or doubled object exits non-zero.
+// removed), no call may take over 30 s, and node 0's memory is sampled after a warm-up, halfway and at
+// the end: resident, heap in use, and resident once the allocators gave back their free caches. A leak
+// shows as growth; the threads node 0 still keeps and its graveyard (reclamation lagging behind) are
+// printed too. A lost or doubled object exits non-zero.
 //
 //   bench-soak --objects 1000000 --thread-every 3 --node-every 300
 #include "churn.hpp"

@@ -27,6 +27,7 @@ Thread::~Thread() {
   for (Envelope* lists[] = {pending_, mailbox_.take()}; Envelope * e : lists) {
     while (e) delete std::exchange(e, e->next);
   }
+  release_cached_envelopes();  // a gone thread that rerouted messages cached their blocks again
 }
 
 std::string Thread::name() const {
