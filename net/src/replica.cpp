@@ -191,7 +191,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
           } else if constexpr (std::is_same_v<D, ThreadGone>) {
             done_with();
             if (me != 0 && sender != 0) throw WireError("thread gone, not from node 0");
-            if (me == 0) broadcast(d);
+            if (me == 0) tell_all(d);
             rt->forget(d.uid);
           } else if constexpr (std::is_same_v<D, GraphCreated>) {
             done_with();
@@ -381,8 +381,9 @@ void TcpBackend::thread_added(const Thread& t, std::string image) {
 void TcpBackend::thread_dropped(const Thread& t) { impl_->broadcast(ThreadDropped{t.uid()}); }
 
 void TcpBackend::thread_gone(std::uint64_t uid) {
+  // From a strand, maybe while the application ends: nothing here may throw.
   if (impl_->me != 0) return impl_->tell(0, ThreadGone{uid});
-  impl_->broadcast(ThreadGone{uid});
+  impl_->tell_all(ThreadGone{uid});
   impl_->kernel->forget(uid);
 }
 

@@ -332,6 +332,15 @@ void TcpBackend::Impl::broadcast(const Directive& d) {
   for (NodeId n : others()) send_directive(n, d);
 }
 
+void TcpBackend::Impl::tell_all(const Directive& d) noexcept {
+  for (NodeId n : others()) {
+    try {
+      send_directive(n, d);
+    } catch (const std::exception&) {  // it needs to hear no more
+    }
+  }
+}
+
 void TcpBackend::Impl::on_frame(Connection& from, const FrameHeader& header, std::span<const std::byte> body) {
   if (!from.authenticated) return handshake(from, header, body);
   if (header.sender != from.peer)

@@ -66,6 +66,7 @@ struct TcpBackend::Impl final : Connection::Handler {
   void send_directive(NodeId to, const Directive& d, std::string attached);
   std::vector<NodeId> others(NodeId skip = UINT32_MAX) const;  // live nodes but this one (and `skip`)
   void broadcast(const Directive& d);                          // to every other live node
+  void tell_all(const Directive& d) noexcept;  // the same; a node that cannot be told is leaving or lost
   void start_instances();              // node 0: start (unless srun or mpirun did) and wait for them
   void launch(NodeId node);            // node 0: start the instance of `node`; returns once it joined
   void join();                         // other nodes
