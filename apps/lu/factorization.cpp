@@ -74,7 +74,7 @@ struct Generate : dps::Leaf<Fill, Ready, Column> {
     c.nodes = f.nodes;
     c.sub_block = f.sub_block;
     c.flipped = f.column;  // its own panel's interchanges: dgetrf applies them
-    c.block = dps::LargeArray<double>(static_cast<std::size_t>(f.n) * f.r);
+    c.block = dps::LargeArray<double>::uninitialized(static_cast<std::size_t>(f.n) * f.r);  // filled below
     c.pivots = dps::LargeArray<int>(static_cast<std::size_t>(f.r));
     if (c.block.allocated()) fill_block(c.block.data(), f, f.column);
     return {f.column, 1};
@@ -444,7 +444,7 @@ struct GenerateStripe : dps::Leaf<Fill, Ready, Stripe> {
     s.count = blocks_of(s.node, s.nodes, f.n / f.r);
     s.factored = -1;
     s.flips.clear();
-    s.blocks = dps::LargeArray<double>(static_cast<std::size_t>(f.n) * f.r * s.count);
+    s.blocks = dps::LargeArray<double>::uninitialized(static_cast<std::size_t>(f.n) * f.r * s.count);  // filled below
     s.pivots = dps::LargeArray<int>(static_cast<std::size_t>(f.r) * s.count);
     for (int k = 0; k < s.count && s.blocks.allocated(); ++k)
       fill_block(s.blocks.data() + static_cast<std::size_t>(k) * f.r * f.n, f, s.node + k * s.nodes);

@@ -16,7 +16,7 @@ namespace lu {
 // Rows [row, row + rows) of columns [column, column + columns) of `source` (leading dimension ld).
 inline dps::LargeArray<double> submatrix(const dps::LargeArray<double>& source, int ld, int row, int column, int rows,
                                          int columns) {
-  dps::LargeArray<double> out(static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns));
+  auto out = dps::LargeArray<double>::uninitialized(static_cast<std::size_t>(rows) * static_cast<std::size_t>(columns));
   const double* from = source.allocated() ? source.data() + static_cast<std::size_t>(column) * ld + row : nullptr;
   kernels().copy(rows, columns, from, ld, out.allocated() ? out.data() : nullptr);
   return out;

@@ -36,6 +36,13 @@ class LargeArray {
   explicit LargeArray(std::size_t count) : size_(count) {
     if (detail::payload_allocation_enabled()) data_.reset(new T[count]());
   }
+  // For an array the caller fills at once: no zeroing pass over memory it is about to write.
+  static LargeArray uninitialized(std::size_t count) {
+    LargeArray a;
+    a.size_ = count;
+    if (detail::payload_allocation_enabled()) a.data_.reset(new T[count]);
+    return a;
+  }
   LargeArray(const LargeArray& other) : size_(other.size_) {
     if (other.data_) {
       data_.reset(new T[size_]);
