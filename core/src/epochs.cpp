@@ -54,7 +54,8 @@ void advance() {
 EpochGuard::EpochGuard() noexcept {
   Record& r = mine();
   if (r.depth++ > 0) return;
-  r.announced.store(epoch.load(), std::memory_order_relaxed);
+  // release: what this thread's earlier guards read happens before a reclaimer seeing this value.
+  r.announced.store(epoch.load(), std::memory_order_release);
   // The announcement is visible before this thread reads any pointer a writer may unlink.
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }

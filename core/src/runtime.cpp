@@ -69,7 +69,11 @@ void Runtime::forget(std::uint64_t uid) {
   {
     std::lock_guard lock(mu_);
     auto it = threads_.find(uid);
-    if (it == threads_.end()) return;
+    if (it == threads_.end()) {  // never heard of here (it joined late): still gone, not unknown
+      by_uid_.grow_to_at_least(uid + 1);
+      by_uid_[uid].store(gone_mark(), std::memory_order_release);
+      return;
+    }
     owned = std::move(it->second);
     threads_.erase(it);
     by_uid_[uid].store(gone_mark(), std::memory_order_release);

@@ -236,6 +236,12 @@ void Thread::settle() {
       if (!runtime_.backend().migrate(*this, move.to, std::move(image), std::move(move.done))) return;
       runtime_.lifecycle(Lifecycle::ThreadMigrated, this, from, move.to);
       release_cached_envelopes();
+      // Removed before it left: where it arrives retires it, after its image (same connection).
+      if (life_ == Life::Retiring) {
+        life_ = Life::Active;
+        runtime_.retire(*this, std::exchange(hand_back_, nullptr));
+      }
+      return;
     } else {
       move.done(nullptr);
     }
@@ -244,7 +250,7 @@ void Thread::settle() {
     life_ = Life::Retired;
     runtime_.lifecycle(Lifecycle::ThreadRemoved, this, node());
     std::exchange(hand_back_, nullptr)(state_.get(), nullptr);
-    // What stays is a tombstone that reroutes what still reaches it: nothing it held is needed.
+    // What still reaches it is rerouted until it is gone: nothing it held is needed.
     state_.reset();
     release_cached_envelopes();
     std::unordered_set<CallId>().swap(aborted_);

@@ -164,6 +164,7 @@ void Launcher::spawn(unsigned node, const std::vector<std::string>& argv, const 
     if (pipe_ends[0] >= 0) ::close(pipe_ends[0]), ::close(pipe_ends[1]);
     throw cannot_start(node, std::strerror(error));
   }
+  reap_exited();  // instances of removed nodes: no zombie stays for the application's life
   children_.emplace_back(node, pid);
   if (pipe_ends[0] >= 0) {
     ::close(pipe_ends[0]);
@@ -185,11 +186,7 @@ void Launcher::spawn(unsigned node, const std::vector<std::string>& argv, const 
 void Launcher::reap(double timeout) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
   while (!children_.empty()) {
-    std::erase_if(children_, [](const auto& c) {
-      int status = 0;
-      const pid_t r = ::waitpid(c.second, &status, WNOHANG);
-      return r == c.second || (r < 0 && errno == ECHILD);
-    });
+    reap_exited();
     if (children_.empty()) break;
     if (std::chrono::steady_clock::now() >= deadline) {
       for (const auto& c : children_) {
@@ -201,6 +198,14 @@ void Launcher::reap(double timeout) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+void Launcher::reap_exited() {
+  std::erase_if(children_, [](const auto& c) {
+    int status = 0;
+    const pid_t r = ::waitpid(c.second, &status, WNOHANG);
+    return r == c.second || (r < 0 && errno == ECHILD);
+  });
 }
 
 void Launcher::kill(unsigned node) {

@@ -59,6 +59,7 @@ void TcpBackend::Impl::unpark(std::uint64_t key) {
 }
 
 void TcpBackend::Impl::on_directive(Connection& from, std::span<const std::byte> body) {
+  detail::EpochGuard guard;  // the threads directives look up stay while they are used
   WireReader in(body, from.frame_buffer());
   Directive d;
   in(d);
@@ -462,7 +463,7 @@ void TcpBackend::call_completed(const GraphCore& g, CallId call, Payload&& resul
 }
 
 void TcpBackend::call_failed(CallId call, std::exception_ptr error) {
-  if (impl_->me == 0) return impl_->broadcast(CallAbort{call});
+  if (impl_->me == 0) return impl_->tell_all(CallAbort{call});  // a node that cannot hear it is gone
   CallFailure f{call, false, {}, {}, {}, describe(error), 0};
   try {
     std::rethrow_exception(error);

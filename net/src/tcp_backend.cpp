@@ -424,8 +424,8 @@ void TcpBackend::Impl::bury(Connection& c) {
 
 void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
   handshakes.erase(&c);
-  bury(c);
   if (!c.authenticated) {
+    bury(c);
     log("refused a connection from " + c.remote() + ": " + reason);
     return;
   }
@@ -436,6 +436,7 @@ void TcpBackend::Impl::on_closed(Connection& c, const std::string& reason) {
     if (peer(c.peer) == &c) peers[c.peer].store(nullptr, std::memory_order_release);
     quiet = ending || departed.contains(c.peer);
   }
+  bury(c);  // once unpublished: a sender that still found it holds a guard
   changed.notify_all();
   sealed_by(c.peer);
   // Migrations and retirements it was to answer for will not complete, even when it left on purpose.

@@ -42,6 +42,7 @@ class Launcher {
 
  private:
   class Forker;
+  void reap_exited();
   std::vector<std::pair<unsigned, pid_t>> children_;
   std::unique_ptr<Forker> forker_;
 };
