@@ -128,6 +128,36 @@ struct Slow : Leaf<Range, Partial, Stateless> {
   }
 };
 
+// A merge that counts its instances in its thread's state.
+struct CountedSum : Merge<Partial, Partial, Counter> {
+  Step execute(Partial p) {
+    ++thread().seen;
+    while (auto q = co_await next()) p.sum += q->sum, p.count += q->count;
+    co_await post(p);
+  }
+};
+
+// Migrate, then remove, while the thread's merge still waits for its frame: it moves once the merge
+// ended, and is retired where it arrived (its state comes back from there), then freed everywhere.
+TEST(Cluster, AThreadRemovedWhileItsMigrationWaitsIsRetiredWhereItArrives) {
+  auto app = cluster(3);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Stateless>("workers", 2);
+  auto mergers = app->threads<Counter>("mergers", 0);
+  mergers.add_on(1);  // owns the merge: the first object goes to it
+  mergers.add_on(0);  // takes the rest once the first is removed, and forwards it to the owner
+  auto graph = app->graph(op<Pieces<>>(master).window(2) >> op<Slow>(workers) >> op<CountedSum>(mergers, to(0)));
+  auto call = graph.call(Range{0, 100});  // 10 slow leaves, 2 at a time: about 100 ms of merging
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  auto moved = mergers.migrate(0, 2);
+  auto state = mergers.remove(0);
+  EXPECT_EQ(within(call, "the call").count, 10);
+  within(moved, "the migration");
+  EXPECT_EQ(within(state, "the removed merger's state").seen, 1);
+  EXPECT_EQ(mergers.node(0), 0u);
+  EXPECT_TRUE(only_live_threads_kept(app->runtime(), 4)) << "the removed merger kept on node 0";
+}
+
 // Waits (first > 0) for a future another OS thread completes.
 struct Waits : Leaf<Range, Partial, Stateless> {
   Partial execute(const Range& r) {
