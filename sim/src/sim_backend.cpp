@@ -562,6 +562,7 @@ void SimBackend::stop() {
 double SimBackend::now() const { return impl_->engine->now(); }
 
 unsigned SimBackend::cores(NodeId node) const { return impl_->engine->cores(impl_->vnode(node)); }
+double SimBackend::speed(NodeId node) const { return impl_->engine->speed(impl_->vnode(node)); }
 bool SimBackend::models_compute() const { return impl_->options.pdexec; }
 bool SimBackend::allocates_payloads() const { return !impl_->options.noalloc; }
 

@@ -76,6 +76,9 @@ class Backend {
 
   // --- time and modelling ---
   virtual unsigned cores(NodeId node) const { return (void)node, 0u; }  // a node's cores, 0 when unknown
+  // A node's relative speed per core (the simulator's model), 0 when unknown: what a partition by
+  // speed weighs nodes with.
+  virtual double speed(NodeId node) const { return (void)node, 0.0; }
   virtual double now() const = 0;  // seconds since the application started (virtual under simulation)
   // Every co_await ends an atomic step and returns control to the backend, and every envelope, even
   // between threads of one node, goes through send() (the simulator needs both: it delivers what a

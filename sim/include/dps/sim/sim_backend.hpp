@@ -73,6 +73,7 @@ class SimBackend final : public Backend {
   void stop() override;
   double now() const override;
   unsigned cores(NodeId node) const override;
+  double speed(NodeId node) const override;
   bool steps_yield() const override { return true; }
   bool models_compute() const override;
   void charge(Thread& thread, double seconds) override;

@@ -1,0 +1,359 @@
+// The stencil's operations and graphs.
+#include "graphs.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace stencil {
+
+namespace {
+
+SweepCost sweep_cost;
+
+std::string iteration(long t) { return "iteration " + std::to_string(t); }
+
+// ---- setting blocks up ----
+
+struct Setups {
+  dps::Layout layout;
+  std::size_t interior = 0;
+  long sweeps = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(layout, interior, sweeps);
+  }
+};
+struct Shape {
+  Geometry geometry;
+  std::size_t interior = 0;
+  long sweeps = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(geometry, interior, sweeps);
+  }
+};
+
+struct Deal : dps::Split<Setups, Shape, Conductor> {
+  dps::Step execute(Setups s) {
+    for (std::size_t p = 0; p < s.layout.parts(); ++p) co_await post(Shape{geometry_of(s.layout, p), s.interior, s.sweeps});
+  }
+};
+
+// Ghost cells on the grid's edges hold its boundary values (the top row 1, the rest 0), in both buffers.
+void set_boundary(dps::LargeArray<double>& a, const Geometry& g, std::size_t interior) {
+  if (!a.allocated()) return;
+  const std::size_t stride = g.stride(), last = g.rows + 1;
+  if (g.first_row == 0) std::fill_n(a.data(), stride, boundary(0));
+  if (g.first_row + g.rows == interior) std::fill_n(a.data() + last * stride, stride, boundary(interior + 1));
+  for (std::size_t i = 1; i < last; ++i) {
+    if (g.first_col == 0) a[i * stride] = boundary(g.first_row + i);
+    if (g.first_col + g.cols == interior) a[i * stride + g.cols + 1] = boundary(g.first_row + i);
+  }
+}
+
+struct Setup : dps::Leaf<Shape, long, Block> {
+  long execute(const Shape& s) {
+    Block& b = thread();
+    b.geometry = s.geometry;
+    b.sweeps = s.sweeps;
+    const std::size_t elements = s.geometry.elements();
+    if (b.grid.data.size() != elements) b.grid.data = dps::LargeArray<double>(elements);  // the start: zeros
+    if (b.spare.size() != elements) b.spare = dps::LargeArray<double>(elements);
+    set_boundary(b.grid.data, b.geometry, s.interior);
+    set_boundary(b.spare, b.geometry, s.interior);
+    return 1;
+  }
+};
+
+template <class State>
+struct Count : dps::Merge<long, long, State> {
+  dps::Step execute(long n) {
+    while (auto more = co_await this->next()) n += *more;
+    co_await this->post(n);
+  }
+};
+
+// ---- iterations ----
+
+struct Go {
+  std::size_t part = 0;
+  bool sweep = false, residual = false;
+  template <class A>
+  void serialize(A& a) {
+    a(part, sweep, residual);
+  }
+};
+enum class Side : std::uint8_t { Own, Top, Bottom, Left, Right };  // the ghost cells a halo fills
+struct Halo {
+  int to = 0;
+  Side side = Side::Own;
+  long version = 0;              // the sender's sweeps
+  dps::LargeArray<double> values;
+  double residual = 0;           // Own: the block's Σ(change²)
+  template <class A>
+  void serialize(A& a) {
+    a(to, side, version, values, residual);
+  }
+};
+struct Ack {
+  double residual = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(residual);
+  }
+};
+
+bool measures(const Segment& s, long iteration) { return s.residual_every > 0 && iteration % s.residual_every == 0; }
+
+struct Open : dps::Split<Segment, Go, Conductor> {
+  dps::Step execute(Segment s) {
+    thread() = Conductor{s, 0, -1};
+    for (std::size_t p = 0; p < s.parts; ++p) co_await post(Go{p, false, false});
+  }
+};
+
+// Row (or column) `at` of a block's storage, `count` cells `step` apart from `first`, into a halo.
+dps::LargeArray<double> edge(const dps::LargeArray<double>& a, std::size_t first, std::size_t count, std::size_t step) {
+  auto values = dps::LargeArray<double>::uninitialized(count);
+  if (a.allocated() && values.allocated())
+    for (std::size_t k = 0; k < count; ++k) values[k] = a[first + k * step];
+  return values;
+}
+
+struct Exchange : dps::Split<Go, Halo, Block> {
+  dps::Step execute(Go go) {
+    Block& b = thread();
+    const Geometry& g = b.geometry;
+    const std::size_t stride = g.stride();
+    double residual = 0;
+    if (go.sweep) {
+      if (!g.empty()) {
+        const double* in = b.grid.data.data();
+        double* out = b.spare.data();
+        const bool data = b.grid.data.allocated() && b.spare.allocated();
+        residual = dps::compute(sweep_cost.at(g.rows, g.cols), [&] {
+          if (!data) return 0.0;
+          if (go.residual) return sweep_with_residual(in, out, stride, g.rows, g.cols);
+          sweep(in, out, stride, g.rows, g.cols);
+          return 0.0;
+        });
+      }
+      std::swap(b.grid.data, b.spare);
+      ++b.sweeps;
+    }
+    if (!g.empty()) {
+      const auto& a = b.grid.data;
+      if (g.up >= 0) {
+        Halo h{g.up, Side::Bottom, b.sweeps, edge(a, stride + 1, g.cols, 1), 0};
+        co_await post(std::move(h));
+      }
+      if (g.down >= 0) {
+        Halo h{g.down, Side::Top, b.sweeps, edge(a, g.rows * stride + 1, g.cols, 1), 0};
+        co_await post(std::move(h));
+      }
+      if (g.left >= 0) {
+        Halo h{g.left, Side::Right, b.sweeps, edge(a, stride + 1, g.rows, stride), 0};
+        co_await post(std::move(h));
+      }
+      if (g.right >= 0) {
+        Halo h{g.right, Side::Left, b.sweeps, edge(a, stride + g.cols, g.rows, stride), 0};
+        co_await post(std::move(h));
+      }
+    }
+    Halo own{g.part, Side::Own, b.sweeps, {}, residual};
+    co_await post(std::move(own));
+  }
+};
+
+struct Deposit : dps::Leaf<Halo, Ack, Block> {
+  Ack execute(const Halo& h) {
+    if (h.side == Side::Own) return {h.residual};
+    Block& b = thread();
+    const Geometry& g = b.geometry;
+    if (h.version != b.sweeps && h.version != b.sweeps + 1)
+      throw std::logic_error("block " + std::to_string(g.part) + " at version " + std::to_string(b.sweeps) +
+                             " got a halo of version " + std::to_string(h.version));
+    dps::LargeArray<double>& a = h.version == b.sweeps ? b.grid.data : b.spare;  // spare: its sweep fills the rest
+    if (!a.allocated() || !h.values.allocated()) return {0};
+    const std::size_t stride = g.stride();
+    const auto put = [&](std::size_t first, std::size_t step) {
+      for (std::size_t k = 0; k < h.values.size(); ++k) a[first + k * step] = h.values[k];
+    };
+    switch (h.side) {
+      case Side::Top: put(1, 1); break;
+      case Side::Bottom: put((g.rows + 1) * stride + 1, 1); break;
+      case Side::Left: put(stride, stride); break;
+      case Side::Right: put(stride + g.cols + 1, stride); break;
+      case Side::Own: break;
+    }
+    return {0};
+  }
+};
+
+struct Gathered : dps::Merge<Ack, Ack, Conductor> {
+  dps::Step execute(Ack a) {
+    while (auto more = co_await next()) a.residual += more->residual;
+    co_await post(a);
+  }
+};
+
+// Collects iteration `started`'s blocks (the opening round when 0); then starts the next.
+struct Next : dps::Stream<Ack, Go, Conductor> {
+  dps::Step execute(Ack a) {
+    while (auto more = co_await next()) a.residual += more->residual;
+    Conductor& c = thread();
+    const long done = c.segment.first + c.started;
+    if (c.started > 0) {
+      end_phase(iteration(done));
+      if (measures(c.segment, done)) c.residual = std::sqrt(a.residual);
+    }
+    ++c.started;
+    begin_phase(iteration(done + 1));
+    const bool residual = measures(c.segment, done + 1);
+    for (std::size_t p = 0; p < c.segment.parts; ++p) co_await post(Go{p, true, residual});
+  }
+};
+
+struct Close : dps::Merge<Ack, Swept, Conductor> {
+  dps::Step execute(Ack a) {
+    while (auto more = co_await next()) a.residual += more->residual;
+    Conductor& c = thread();
+    const long done = c.segment.first + c.started;
+    if (c.started > 0) {
+      end_phase(iteration(done));
+      if (measures(c.segment, done)) c.residual = std::sqrt(a.residual);
+    }
+    co_await post(Swept{c.residual});
+  }
+};
+
+// ---- checksum and gathering ----
+
+struct Each : dps::Split<long, long, Conductor> {
+  dps::Step execute(long parts) {
+    for (long p = 0; p < parts; ++p) co_await post(p);
+  }
+};
+
+struct Sum : dps::Leaf<long, Checksum, Block> {
+  Checksum execute(const long&) {
+    const Block& b = thread();
+    const Geometry& g = b.geometry;
+    Checksum c;
+    if (b.grid.data.allocated())
+      for (std::size_t i = 1; i <= g.rows; ++i)
+        for (std::size_t j = 1; j <= g.cols; ++j) c.add(b.grid.data[i * g.stride() + j]);
+    return c;
+  }
+};
+
+struct AddUp : dps::Merge<Checksum, Checksum, Conductor> {
+  dps::Step execute(Checksum c) {
+    while (auto more = co_await next()) c.add(*more);
+    co_await post(c);
+  }
+};
+
+struct Tile {
+  Geometry geometry;
+  std::size_t n = 0;
+  dps::LargeArray<double> values;  // its interior, row major
+  template <class A>
+  void serialize(A& a) {
+    a(geometry, n, values);
+  }
+};
+
+struct Copy : dps::Leaf<long, Tile, Block> {
+  Tile execute(const long&) {
+    const Block& b = thread();
+    const Geometry& g = b.geometry;
+    Tile t{g, 0, dps::LargeArray<double>::uninitialized(g.rows * g.cols)};
+    if (t.values.allocated() && b.grid.data.allocated())
+      for (std::size_t i = 0; i < g.rows; ++i)
+        std::copy_n(b.grid.data.data() + (i + 1) * g.stride() + 1, g.cols, t.values.data() + i * g.cols);
+    return t;
+  }
+};
+
+struct Assemble : dps::Merge<Tile, Grid, Conductor> {
+  static inline std::size_t n = 0;  // set by gather() on node 0, where this runs
+  dps::Step execute(Tile first) {
+    Grid grid{n, dps::LargeArray<double>(n * n)};
+    for (std::size_t j = 0; j < n; ++j) grid.values[j] = boundary(0);
+    const auto place = [&](const Tile& t) {
+      const Geometry& g = t.geometry;
+      for (std::size_t i = 0; i < g.rows && t.values.allocated(); ++i)
+        std::copy_n(t.values.data() + i * g.cols, g.cols, grid.values.data() + (g.first_row + i + 1) * n + g.first_col + 1);
+    };
+    place(first);
+    while (auto more = co_await next()) place(*more);
+    co_await post(std::move(grid));
+  }
+};
+
+struct ByPart {
+  std::size_t operator()(const Shape& s, std::size_t) const { return static_cast<std::size_t>(s.geometry.part); }
+  std::size_t operator()(const Go& g, std::size_t) const { return g.part; }
+  std::size_t operator()(const long& p, std::size_t) const { return static_cast<std::size_t>(p); }
+};
+struct ByReceiver {
+  std::size_t operator()(const Halo& h, std::size_t) const { return static_cast<std::size_t>(h.to); }
+};
+
+}  // namespace
+
+void set_sweep_cost(SweepCost cost) { sweep_cost = cost; }
+
+SweepCost SweepCost::measure(std::size_t rows, std::size_t cols) {
+  // The best of three sweeps after one to warm up, of a block of that shape: whether it fits in the
+  // caches decides the cost of a point.
+  dps::LargeArray<double> a((rows + 2) * (cols + 2)), b((rows + 2) * (cols + 2));
+  double best = 1e9;
+  for (int k = 0; k < 4; ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    sweep(a.data(), b.data(), cols + 2, rows, cols);
+    if (k > 0) best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    std::swap(a, b);
+  }
+  return {best / static_cast<double>(std::max<std::size_t>(1, rows * cols))};
+}
+
+Graphs::Graphs(dps::Application& app, dps::Threads<Block> blocks, dps::Threads<Conductor> conductor)
+    : app_(app), blocks_(blocks), conductor_(conductor) {}
+
+void Graphs::setup(const dps::Layout& layout, std::size_t interior, long sweeps) {
+  auto g = app_.graph(dps::op<Deal>(conductor_) >> dps::op<Setup>(blocks_, ByPart{}).named("setup") >>
+                          dps::op<Count<Conductor>>(conductor_),
+                      "setup");
+  const long set = g.call(Setups{layout, interior, sweeps}).get();
+  if (set != static_cast<long>(layout.parts())) throw std::logic_error("not every block was set up");
+}
+
+Swept Graphs::iterate(const Segment& segment) {
+  auto graph = iterations_.find(segment.count);
+  if (graph == iterations_.end()) {
+    auto round = dps::op<Exchange>(blocks_, ByPart{}) >> dps::op<Deposit>(blocks_, ByReceiver{}) >>
+                 dps::op<Gathered>(conductor_);
+    auto chain = dps::op<Open>(conductor_) >> round;
+    for (long k = 0; k < segment.count; ++k) chain = chain >> dps::op<Next>(conductor_) >> round;
+    graph = iterations_.emplace(segment.count, app_.graph(chain >> dps::op<Close>(conductor_), "jacobi")).first;
+  }
+  return graph->second.call(segment).get();
+}
+
+double Graphs::checksum(std::size_t parts) {
+  auto g = app_.graph(dps::op<Each>(conductor_) >> dps::op<Sum>(blocks_, ByPart{}) >> dps::op<AddUp>(conductor_), "checksum");
+  return g.call(static_cast<long>(parts)).get().value();
+}
+
+Grid Graphs::gather(std::size_t parts, std::size_t n) {
+  Assemble::n = n;
+  auto g = app_.graph(dps::op<Each>(conductor_) >> dps::op<Copy>(blocks_, ByPart{}) >> dps::op<Assemble>(conductor_), "gather");
+  return g.call(static_cast<long>(parts)).get();
+}
+
+}  // namespace stencil

@@ -1,0 +1,180 @@
+// stencil: 5-point Jacobi on an n × n grid held by block threads of a DPS flow graph, malleable: it
+// grows and shrinks between iterations, redistributing the grid. stencil-sim predicts the same run.
+// The last line is JSON with n, iterations, threads, nodes, time_s (predicted_s when simulated),
+// mlups, checksum and resizes.
+//
+//   stencil --nodes 2 --n 4096 --iterations 200                       # bench-stencil's run
+//   stencil --nodes 2 --decomposition blocks --resize 50:4,100:3       # grows to 4 threads, then 3
+//   stencil --nodes 4 --policy reshape --max-threads 16 --per-node 2   # ReSHAPE's rule decides
+//   stencil-sim --model cluster.json --nodes 4 --pdexec --noalloc --partition speed
+#include "stencil.hpp"
+
+#include <dps/cli.hpp>
+#include <dps/dps.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+#ifdef DPS_SIM
+constexpr const char* kProgram = "stencil-sim";
+constexpr const char* kTimeKey = "predicted_s";
+#else
+constexpr const char* kProgram = "stencil";
+constexpr const char* kTimeKey = "time_s";
+#endif
+
+long whole_number(const std::string& option, const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const long value = std::stol(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(option + " expects whole numbers, got '" + text + "'");
+}
+
+// "I:P[,I:P...]"
+std::map<long, long> resizes(const std::string& text) {
+  std::map<long, long> points;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) throw std::invalid_argument("--resize expects ITERATION:THREADS[,...], got '" + item + "'");
+    const long after = whole_number("--resize", item.substr(0, colon));
+    if (!points.emplace(after, whole_number("--resize", item.substr(colon + 1))).second)
+      throw std::invalid_argument("--resize names iteration " + std::to_string(after) + " twice");
+  }
+  return points;
+}
+
+// "NODE=SPEED[,...]"
+std::map<dps::NodeId, double> speeds(const std::string& text) {
+  std::map<dps::NodeId, double> result;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto equals = item.find('=');
+    double speed = 0;
+    std::size_t used = 0;
+    try {
+      if (equals != std::string::npos) speed = std::stod(item.substr(equals + 1), &used);
+    } catch (const std::exception&) {
+    }
+    if (equals == std::string::npos || used != item.size() - equals - 1 || !(speed > 0))
+      throw std::invalid_argument("--speeds expects NODE=SPEED with a positive speed, got '" + item + "'");
+    result[static_cast<dps::NodeId>(whole_number("--speeds", item.substr(0, equals)))] = speed;
+  }
+  return result;
+}
+
+dps::ReshapePolicy::Topology topology(stencil::Decomposition d) {
+  return d == stencil::Decomposition::Blocks ? dps::ReshapePolicy::Topology::NearlySquare
+                                             : dps::ReshapePolicy::Topology::Arbitrary;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return dps::run_main(kProgram, [&] {
+    std::string figures;
+    int code = 0;
+    {
+      dps::Application app(argc, argv);  // returns on node 0 only
+      long n = 4096, iterations = 200, threads = 0, per_node = 1, resize_every = 0, max_threads = 0, check_every = 0;
+      double tolerance = 0, threshold = 0.05;
+      bool verify = false;
+      std::string decomposition = "strips", resize, policy, partition = "equal", speed_list;
+      dps::Cli cli(kProgram,
+                   "5-point Jacobi on an n x n grid (top edge 1, other edges 0) held by block threads of a DPS flow "
+                   "graph, which grow and shrink between iterations.");
+      cli.option("--n", n, "grid size, boundaries included (default 4096)")
+          .option("--iterations", iterations, "iterations (default 200)")
+          .option("--decomposition", decomposition, "strips (rows, default) or blocks (a nearly-square grid)")
+          .option("--threads", threads, "block threads at the start (default: --per-node on every node)")
+          .option("--per-node", per_node, "block threads per node: a resize adds or removes nodes to match (default 1)")
+          .option("--resize", resize, "I:P[,I:P...]  after iteration I, continue on P block threads")
+          .option("--policy", policy, "reshape: ReSHAPE's rule decides at every resize point (grow while it pays, keep the sweet spot)")
+          .option("--max-threads", max_threads, "the most block threads --policy may grow to (default: 4 x the start)")
+          .option("--resize-every", resize_every, "with --policy, a resize point every this many iterations (default: a tenth)")
+          .option("--threshold", threshold, "with --policy, the iteration-time gain a growth must bring (default 0.05)")
+          .option("--partition", partition, "equal (default) or speed: rows (blocks) in proportion to the nodes' speeds")
+          .option("--speeds", speed_list, "NODE=SPEED[,...]  the speeds --partition speed uses (default: the simulator's model)")
+          .option("--tolerance", tolerance, "stop once the residual is below it (default: run every iteration)")
+          .option("--check-every", check_every, "measure the residual every this many iterations (default 10 with a tolerance)")
+          .flag("--verify", verify, "gather the grid and compare it, bit for bit, with a serial Jacobi's (exit 1 if it differs)");
+      if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
+      stencil::Options o{.n = n,
+                         .iterations = iterations,
+                         .decomposition = stencil::decomposition_named(decomposition),
+                         .threads = threads,
+                         .per_node = per_node,
+                         .resizes = resize.empty() ? std::map<long, long>{} : resizes(resize),
+                         .resize_every = resize_every,
+                         .partition = stencil::partition_named(partition),
+                         .speeds = speed_list.empty() ? std::map<dps::NodeId, double>{} : speeds(speed_list),
+                         .tolerance = tolerance,
+                         .check_every = check_every,
+                         .keep_grid = verify};
+      std::unique_ptr<dps::ReshapePolicy> reshape;
+      if (!policy.empty()) {
+        if (policy != "reshape") throw std::invalid_argument("--policy expects reshape, got '" + policy + "'");
+        if (max_threads < 0) throw std::invalid_argument("--max-threads must be 1 or more, got " + std::to_string(max_threads));
+        if (!(threshold >= 0 && threshold < 1)) throw std::invalid_argument("--threshold must be in [0, 1)");
+        const long start = threads > 0 ? threads : per_node * static_cast<long>(app.nodes());
+        reshape = std::make_unique<dps::ReshapePolicy>(topology(o.decomposition),
+                                                       static_cast<std::size_t>(max_threads > 0 ? max_threads : 4 * start),
+                                                       1, threshold);
+        o.policy = reshape.get();
+      } else if (max_threads != 0 || resize_every != 0) {
+        throw std::invalid_argument("--max-threads and --resize-every go with --policy reshape");
+      }
+      o = o.resolved(app.nodes());
+      if (app.backend().models_compute()) {  // partial direct execution: the sweep's cost per point, here
+        const auto l = stencil::layout_for(static_cast<std::size_t>(o.n - 2), static_cast<std::size_t>(o.threads),
+                                           o.decomposition, {});
+        stencil::set_sweep_cost(stencil::SweepCost::measure(l.rows().count(0), l.cols().count(0)));
+      }
+
+      const stencil::Result r = stencil::run(app, o);
+      std::string verified = "null";
+      if (verify && r.grid) {
+        const std::vector<double> serial = stencil::serial_jacobi(static_cast<std::size_t>(o.n), r.iterations);
+        std::size_t differ = 0;
+        for (std::size_t k = 0; k < serial.size(); ++k) differ += serial[k] != r.grid->values[k];
+        verified = differ == 0 ? "true" : "false";
+        if (differ) {
+          std::fprintf(stderr, "%s: %zu of the %zu grid points differ from a serial Jacobi's\n", kProgram, differ, serial.size());
+          code = 1;
+        }
+      }
+      char head[512];
+      std::snprintf(head, sizeof head,
+                    "{\"n\": %ld, \"iterations\": %ld, \"decomposition\": \"%s\", \"partition\": \"%s\", \"threads\": %zu, "
+                    "\"nodes\": %zu, \"%s\": %.6f, \"mlups\": %.1f, \"checksum\": %.10e, \"residual\": %.6e, \"resizes\": %zu, \"verified\": %s",
+                    o.n, r.iterations, stencil::name(o.decomposition), stencil::name(o.partition), r.threads, r.nodes,
+                    kTimeKey, r.seconds, r.mlups, r.checksum, r.residual, r.resizes.size(), verified.c_str());
+      figures = head;
+      figures += ", \"resize_log\": [";
+      for (std::size_t k = 0; k < r.resizes.size(); ++k) {
+        const auto& z = r.resizes[k];
+        char item[256];
+        std::snprintf(item, sizeof item, "%s{\"after\": %ld, \"from\": %zu, \"to\": %zu, \"seconds\": %.6f, \"moved_bytes\": %zu}",
+                      k ? ", " : "", z.iteration, z.from, z.to, z.seconds, z.moved_bytes);
+        figures += item;
+      }
+      figures += "], \"iteration_seconds\": [";
+      for (std::size_t k = 0; k < r.iteration_seconds.size(); ++k) {
+        char item[64];
+        std::snprintf(item, sizeof item, "%s%.6f", k ? ", " : "", r.iteration_seconds[k]);
+        figures += item;
+      }
+      figures += "]}";
+    }
+    std::printf("%s\n", figures.c_str());
+    return code;
+  });
+}

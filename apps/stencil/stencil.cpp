@@ -1,0 +1,180 @@
+// run(): threads, segments, resizes, checksum.
+#include "stencil.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace stencil {
+
+Partition partition_named(const std::string& text) {
+  if (text == "equal") return Partition::Equal;
+  if (text == "speed") return Partition::Speed;
+  throw std::invalid_argument("--partition expects equal or speed, got '" + text + "'");
+}
+
+const char* name(Partition p) { return p == Partition::Equal ? "equal" : "speed"; }
+
+Options Options::resolved(std::size_t nodes) const {
+  Options o = *this;
+  const auto why = [](const std::string& reason) { return std::invalid_argument(reason); };
+  if (o.n < 3) throw why("--n must be 3 or more, got " + std::to_string(o.n));
+  if (o.iterations < 1) throw why("--iterations must be 1 or more, got " + std::to_string(o.iterations));
+  if (o.per_node < 1) throw why("--per-node must be 1 or more, got " + std::to_string(o.per_node));
+  if (o.threads < 0) throw why("--threads must be 1 or more, got " + std::to_string(o.threads));
+  if (o.threads == 0) o.threads = o.per_node * static_cast<long>(nodes);
+  const long interior = o.n - 2;
+  const auto fits = [&](long threads, const std::string& when) {
+    if (threads < 1) throw why(when + ": a job needs at least one block thread");
+    const ProcessGrid g = process_grid(static_cast<std::size_t>(threads), o.decomposition);
+    if (static_cast<long>(g.rows) > interior || static_cast<long>(g.cols) > interior)
+      throw why(when + ": " + std::to_string(threads) + " block threads (" + std::to_string(g.rows) + " x " +
+                std::to_string(g.cols) + ") need more than the " + std::to_string(interior) + " interior rows of --n " +
+                std::to_string(o.n));
+  };
+  fits(o.threads, "at the start");
+  for (const auto& [after, threads] : o.resizes) {
+    if (after < 1 || after >= o.iterations)
+      throw why("--resize: resize points are after iterations 1 to " + std::to_string(o.iterations - 1) + ", not " +
+                std::to_string(after));
+    fits(threads, "--resize " + std::to_string(after) + ":" + std::to_string(threads));
+  }
+  if (o.policy && !o.resizes.empty()) throw why("--resize and --policy both decide the resizes: give one");
+  if (o.resize_every < 0) throw why("--resize-every must be 1 or more, got " + std::to_string(o.resize_every));
+  if (o.policy && o.resize_every == 0) o.resize_every = std::max(1L, o.iterations / 10);
+  if (o.tolerance < 0) throw why("--tolerance must be 0 or more");
+  if (o.check_every < 0) throw why("--check-every must be 1 or more, got " + std::to_string(o.check_every));
+  if (o.tolerance > 0 && o.check_every == 0) o.check_every = 10;
+  for (const auto& [node, speed] : o.speeds)
+    if (!(speed > 0)) throw why("--speeds: node " + std::to_string(node) + " needs a positive speed");
+  return o;
+}
+
+namespace {
+
+constexpr long kLongestCall = 64;  // iterations per graph call at most (the graph is unrolled)
+
+class Job {
+ public:
+  Job(dps::Application& app, const Options& o)
+      : app_(app),
+        o_(o),
+        interior_(static_cast<std::size_t>(o.n - 2)),
+        blocks_(app.threads<Block>("blocks", 0)),
+        conductor_(app.threads<Conductor>("conductor", 0)),
+        graphs_(app, blocks_, conductor_),
+        redistribute_(app, blocks_) {
+    conductor_.add_on(app.backend().local_node());
+    nodes_ = app.node_ids();
+    place(static_cast<std::size_t>(o.threads));
+    layout_ = layout_of(size());
+    graphs_.setup(layout_, interior_, 0);
+  }
+
+  std::size_t size() const { return blocks_.size(); }
+  std::size_t nodes_used() const { return (size() + static_cast<std::size_t>(o_.per_node) - 1) / static_cast<std::size_t>(o_.per_node); }
+  Graphs& graphs() { return graphs_; }
+  const dps::Layout& layout() const { return layout_; }
+
+  // Grows or shrinks to `threads` block threads after `done` iterations.
+  Resize resize(std::size_t threads, long done) {
+    Resize r{done, size(), threads, 0, 0};
+    const double start = app_.now();
+    const dps::Layout from = layout_;
+    if (threads > size()) place(threads);
+    layout_ = layout_of(threads);
+    const dps::Redistributed moved = redistribute_.run(from, layout_).get();
+    r.moved_bytes = moved.moved * sizeof(double);
+    while (size() > threads) blocks_.remove(size() - 1).get();
+    graphs_.setup(layout_, interior_, done);
+    while (nodes_.size() > std::max(nodes_used(), std::size_t{1}) && nodes_.back() != app_.backend().local_node()) {
+      app_.remove_node(nodes_.back());
+      nodes_.pop_back();
+    }
+    r.seconds = app_.now() - start;
+    return r;
+  }
+
+ private:
+  // Block threads up to `threads`, thread i on the (i / per_node)-th node of the job, nodes added as needed.
+  void place(std::size_t threads) {
+    for (std::size_t i = size(); i < threads; ++i) {
+      const std::size_t node = i / static_cast<std::size_t>(o_.per_node);
+      while (nodes_.size() <= node) nodes_.push_back(app_.add_node());
+      blocks_.add_on(nodes_[node]);
+    }
+  }
+
+  dps::Layout layout_of(std::size_t threads) const {
+    std::vector<double> weights;
+    if (o_.partition == Partition::Speed)
+      for (std::size_t i = 0; i < threads; ++i) weights.push_back(speed(nodes_[i / static_cast<std::size_t>(o_.per_node)]));
+    return layout_for(interior_, threads, o_.decomposition, weights);
+  }
+
+  double speed(dps::NodeId node) const {
+    if (auto s = o_.speeds.find(node); s != o_.speeds.end()) return s->second;
+    if (const double s = app_.backend().speed(node); s > 0) return s;
+    throw std::invalid_argument("--partition speed: the speed of node " + std::to_string(node) +
+                                " is unknown (give --speeds, or a model to stencil-sim)");
+  }
+
+  dps::Application& app_;
+  const Options& o_;
+  std::size_t interior_;
+  dps::Threads<Block> blocks_;
+  dps::Threads<Conductor> conductor_;
+  Graphs graphs_;
+  dps::Redistribution<&Block::grid> redistribute_;
+  std::vector<dps::NodeId> nodes_;  // the job's, in order
+  dps::Layout layout_;
+};
+
+}  // namespace
+
+Result run(dps::Application& app, const Options& o) {
+  Job job(app, o);
+  Result result;
+  const double start = app.now();
+  double segment_start = start, redistribution = 0;
+  long done = 0, segment_first = 0;
+  while (done < o.iterations) {
+    // The next stop: a resize point, a residual check, the end, or the longest call.
+    long stop = std::min(o.iterations, done + kLongestCall);
+    if (auto next = o.resizes.upper_bound(done); next != o.resizes.end()) stop = std::min(stop, next->first);
+    if (o.resize_every > 0) stop = std::min(stop, (done / o.resize_every + 1) * o.resize_every);
+    if (o.check_every > 0) stop = std::min(stop, (done / o.check_every + 1) * o.check_every);
+    const Swept swept = job.graphs().iterate({done, stop - done, job.size(), o.check_every});
+    done = stop;
+    if (swept.residual >= 0) result.residual = swept.residual;
+    if (o.tolerance > 0 && swept.residual >= 0 && swept.residual < o.tolerance) break;
+    if (done >= o.iterations) break;
+    std::size_t target = job.size();
+    if (auto r = o.resizes.find(done); r != o.resizes.end()) target = static_cast<std::size_t>(r->second);
+    const bool point = o.resizes.count(done) > 0 || (o.resize_every > 0 && done % o.resize_every == 0);
+    if (!point) continue;
+    const double per_iteration = (app.now() - segment_start) / static_cast<double>(done - segment_first);
+    if (o.policy) target = o.policy->decide({done, job.size(), per_iteration, redistribution});
+    if (target == job.size()) continue;
+    result.iteration_seconds.push_back(per_iteration);
+    const Resize r = job.resize(target, done);
+    redistribution = r.seconds;
+    result.resizes.push_back(r);
+    segment_start = app.now();
+    segment_first = done;
+  }
+  result.seconds = app.now() - start;
+  if (done > segment_first) result.iteration_seconds.push_back((app.now() - segment_start) / static_cast<double>(done - segment_first));
+  result.iterations = done;
+  const double interior = static_cast<double>(o.n - 2);
+  result.mlups = interior * interior * static_cast<double>(done) / result.seconds / 1e6;
+  result.threads = job.size();
+  result.nodes = app.nodes();
+  if (app.backend().allocates_payloads() && !app.backend().models_compute()) {
+    result.checksum = job.graphs().checksum(job.size());
+    if (o.keep_grid) result.grid = job.graphs().gather(job.size(), static_cast<std::size_t>(o.n));
+  }
+  return result;
+}
+
+}  // namespace stencil

@@ -1,0 +1,42 @@
+#include "dps/resize_policy.hpp"
+
+#include <stdexcept>
+
+namespace dps {
+
+std::size_t ReshapePolicy::next_size(std::size_t size) const {
+  switch (topology_) {
+    case Topology::Arbitrary: return size + step_;
+    case Topology::PowerOfTwo: return size * 2;
+    case Topology::NearlySquare: {
+      std::size_t cols = 1;  // size as rows × cols, cols the largest divisor not above √size
+      for (std::size_t c = 1; c * c <= size; ++c)
+        if (size % c == 0) cols = c;
+      const std::size_t rows = size / cols;
+      return rows > cols ? rows * (cols + 1) : (rows + 1) * cols;
+    }
+  }
+  return size;
+}
+
+std::size_t ReshapePolicy::decide(const ResizePoint& point) {
+  if (point.size == 0) throw std::invalid_argument("dps::ReshapePolicy: a job of no threads");
+  seen_[point.size] = point.iteration_seconds;
+  if (sweet_spot_ != 0) return sweet_spot_;
+  if (previous_ != 0) {
+    const double before = seen_.at(previous_);
+    if (!(point.iteration_seconds < before * (1 - threshold_))) {  // the growth did not pay: back, and stay
+      sweet_spot_ = previous_;
+      return sweet_spot_;
+    }
+  }
+  const std::size_t next = next_size(point.size);
+  if (next > max_size_) {
+    sweet_spot_ = point.size;  // as large as it may grow
+    return point.size;
+  }
+  previous_ = point.size;
+  return next;
+}
+
+}  // namespace dps
