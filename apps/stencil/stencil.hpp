@@ -31,11 +31,11 @@ struct Options {
   Decomposition decomposition = Decomposition::Strips;
   long threads = 0;        // block threads at the start; 0: per_node on each node
   long per_node = 1;       // block threads a node holds (a resize adds or removes nodes to match)
-  std::map<long, long> resizes;  // after iteration I: P block threads
+  std::map<long, long> resizes{};  // after iteration I: P block threads
   dps::ResizePolicy* policy = nullptr;  // asked at every resize point instead (resize_every)
   long resize_every = 0;
   Partition partition = Partition::Equal;
-  std::map<dps::NodeId, double> speeds;  // --speeds; otherwise the backend's (the simulator's model)
+  std::map<dps::NodeId, double> speeds{};  // --speeds; otherwise the backend's (the simulator's model)
   double tolerance = 0;     // stop once the residual is below it (0: run every iteration)
   long check_every = 0;     // measure the residual every this many iterations (0: with a tolerance, 10)
   bool keep_grid = false;   // gather the grid into Result (tests)
