@@ -19,11 +19,11 @@ std::string iteration(long t) { return "iteration " + std::to_string(t); }
 
 struct Setups {
   dps::Layout layout;
-  std::size_t interior = 0;
+  std::size_t interior = 0, threads = 0;
   long sweeps = 0;
   template <class A>
   void serialize(A& a) {
-    a(layout, interior, sweeps);
+    a(layout, interior, threads, sweeps);
   }
 };
 struct Shape {
@@ -38,7 +38,11 @@ struct Shape {
 
 struct Deal : dps::Split<Setups, Shape, Conductor> {
   dps::Step execute(Setups s) {
-    for (std::size_t p = 0; p < s.layout.parts(); ++p) co_await post(Shape{geometry_of(s.layout, p), s.interior, s.sweeps});
+    for (std::size_t p = 0; p < s.threads; ++p) {
+      // Threads past the layout's parts are about to leave: they release their storage.
+      Geometry g = p < s.layout.parts() ? geometry_of(s.layout, p) : Geometry{.part = static_cast<int>(p)};
+      co_await post(Shape{g, s.interior, s.sweeps});
+    }
   }
 };
 
@@ -59,6 +63,11 @@ struct Setup : dps::Leaf<Shape, long, Block> {
     Block& b = thread();
     b.geometry = s.geometry;
     b.sweeps = s.sweeps;
+    if (s.geometry.rows == 0 && s.geometry.cols == 0) {  // leaving
+      b.grid.data = {};
+      b.spare = {};
+      return 1;
+    }
     const std::size_t elements = s.geometry.elements();
     if (b.grid.data.size() != elements) b.grid.data = dps::LargeArray<double>(elements);  // the start: zeros
     if (b.spare.size() != elements) b.spare = dps::LargeArray<double>(elements);
@@ -326,11 +335,12 @@ Graphs::Graphs(dps::Application& app, dps::Threads<Block> blocks, dps::Threads<C
     : app_(app), blocks_(blocks), conductor_(conductor) {}
 
 void Graphs::setup(const dps::Layout& layout, std::size_t interior, long sweeps) {
+  const std::size_t threads = blocks_.size();
   auto g = app_.graph(dps::op<Deal>(conductor_) >> dps::op<Setup>(blocks_, ByPart{}).named("setup") >>
                           dps::op<Count<Conductor>>(conductor_),
                       "setup");
-  const long set = g.call(Setups{layout, interior, sweeps}).get();
-  if (set != static_cast<long>(layout.parts())) throw std::logic_error("not every block was set up");
+  const long set = g.call(Setups{layout, interior, threads, sweeps}).get();
+  if (set != static_cast<long>(threads)) throw std::logic_error("not every block was set up");
 }
 
 Swept Graphs::iterate(const Segment& segment) {

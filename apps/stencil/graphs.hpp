@@ -93,7 +93,8 @@ class Graphs {
   Graphs(dps::Application& app, dps::Threads<Block> blocks, dps::Threads<Conductor> conductor);
 
   // Every block of `layout` (of the grid's interior) takes its geometry, at version `sweeps`: its
-  // storage allocated at the start, boundary ghosts set. Blocks past the layout's parts must be empty.
+  // storage allocated at the start, boundary ghosts set. Threads past the layout's parts release
+  // their storage (they are about to be removed, and a removed thread's state is handed back).
   void setup(const dps::Layout& layout, std::size_t interior, long sweeps);
   Swept iterate(const Segment& segment);
   double checksum(std::size_t parts);  // the sum of the interior (decomposition-independent)

@@ -161,9 +161,10 @@ int main(int argc, char** argv) {
       figures += ", \"resize_log\": [";
       for (std::size_t k = 0; k < r.resizes.size(); ++k) {
         const auto& z = r.resizes[k];
-        char item[256];
-        std::snprintf(item, sizeof item, "%s{\"after\": %ld, \"from\": %zu, \"to\": %zu, \"seconds\": %.6f, \"moved_bytes\": %zu}",
-                      k ? ", " : "", z.iteration, z.from, z.to, z.seconds, z.moved_bytes);
+        char item[320];
+        std::snprintf(item, sizeof item, "%s{\"after\": %ld, \"from\": %zu, \"to\": %zu, \"seconds\": %.6f, \"redistribution_s\": %.6f, "
+                      "\"moved_bytes\": %zu, \"busiest_bytes\": %zu}",
+                      k ? ", " : "", z.iteration, z.from, z.to, z.seconds, z.redistribution_s, z.moved_bytes, z.busiest_bytes);
         figures += item;
       }
       figures += "], \"iteration_seconds\": [";

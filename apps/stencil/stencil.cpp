@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 namespace stencil {
@@ -78,15 +79,26 @@ class Job {
 
   // Grows or shrinks to `threads` block threads after `done` iterations.
   Resize resize(std::size_t threads, long done) {
-    Resize r{done, size(), threads, 0, 0};
+    Resize r{done, size(), threads, 0, 0, 0, 0};
     const double start = app_.now();
     const dps::Layout from = layout_;
     if (threads > size()) place(threads);
     layout_ = layout_of(threads);
-    const dps::Redistributed moved = redistribute_.run(from, layout_).get();
-    r.moved_bytes = moved.moved * sizeof(double);
-    while (size() > threads) blocks_.remove(size() - 1).get();
+    dps::RedistributionPlan plan = dps::plan_redistribution(from, layout_);
+    std::map<dps::NodeId, std::size_t> sent, received;
+    for (const dps::Transfer& t : plan.transfers)
+      if (const dps::NodeId a = blocks_.node(t.from), b = blocks_.node(t.to); a != b) {
+        r.moved_bytes += t.elements * sizeof(double);
+        sent[a] += t.elements * sizeof(double);
+        received[b] += t.elements * sizeof(double);
+      }
+    for (const auto* bytes : {&sent, &received})
+      for (const auto& [node, count] : *bytes) r.busiest_bytes = std::max(r.busiest_bytes, count);
+    const double moving = app_.now();
+    redistribute_.run(std::move(plan)).get();
+    r.redistribution_s = app_.now() - moving;
     graphs_.setup(layout_, interior_, done);
+    while (size() > threads) blocks_.remove(size() - 1).get();
     while (nodes_.size() > std::max(nodes_used(), std::size_t{1}) && nodes_.back() != app_.backend().local_node()) {
       app_.remove_node(nodes_.back());
       nodes_.pop_back();

@@ -47,9 +47,11 @@ struct Options {
 
 struct Resize {
   long iteration = 0;
-  std::size_t from = 0, to = 0;  // block threads
-  double seconds = 0;            // redistribution and setup (simulated under stencil-sim)
-  std::size_t moved_bytes = 0;
+  std::size_t from = 0, to = 0;   // block threads
+  double seconds = 0;             // the whole resize: nodes started or stopped, threads, redistribution, setup
+  double redistribution_s = 0;    // the redistribution alone (simulated times under stencil-sim)
+  std::size_t moved_bytes = 0;    // bytes that changed nodes
+  std::size_t busiest_bytes = 0;  // what the busiest node sent or received: the least a network can take
 };
 
 struct Result {
