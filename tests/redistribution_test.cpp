@@ -57,10 +57,11 @@ std::vector<Kind> kinds() {
 std::vector<std::vector<double>> filled(const Layout& layout) {
   std::vector<std::vector<double>> parts(layout.parts());
   for (std::size_t p = 0; p < parts.size(); ++p) parts[p].assign(layout.elements(p), -1);
-  for (std::size_t i = 0; i < kRows; ++i)
-    for (std::size_t j = 0; j < kCols; ++j) {
+  const std::size_t rows = layout.rows().extent(), cols = layout.cols().extent();
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) {
       const auto at = layout.locate(i, j);
-      parts[at.part][layout.offset(at.part, at.row, at.col)] = static_cast<double>(i * kCols + j);
+      parts[at.part][layout.offset(at.part, at.row, at.col)] = static_cast<double>(i * cols + j);
     }
   return parts;
 }
@@ -213,20 +214,16 @@ struct Place {
   std::size_t operator()(const int& p, std::size_t) const { return static_cast<std::size_t>(p); }
 };
 
-void move_parts(dps::Application& app) {
-  auto holders = app.threads<Holder>("holders", 2);
+void move_parts(dps::Application& app, const std::function<Layout(std::size_t)>& layout, std::vector<std::size_t> sizes) {
+  auto holders = app.threads<Holder>("holders", sizes.front());
   auto master = app.threads<dps::Stateless>("master", 1);
   auto fill = app.graph(dps::op<Load>(master) >> dps::op<Fill>(holders, Place{}) >> dps::op<Count>(master));
   auto check = app.graph(dps::op<Load>(master) >> dps::op<Check>(holders, Place{}) >> dps::op<Count>(master));
   dps::Redistribution<&Holder::grid> redistribute(app, holders);
-  const auto layout = [](std::size_t p) {
-    const auto [r, c] = grid_of(p);
-    return Layout(Distribution::cyclic(kRows, 2, r), Distribution::cyclic(kCols, 3, c), 1);
-  };
-  current = layout(2);
-  ASSERT_EQ(fill.call(2).get(), 2);
-  std::size_t size = 2;
-  for (std::size_t next : {5, 3, 8, 1}) {
+  std::size_t size = sizes.front();
+  current = layout(size);
+  ASSERT_EQ(fill.call(static_cast<int>(size)).get(), static_cast<int>(size));
+  for (std::size_t next : std::vector<std::size_t>(sizes.begin() + 1, sizes.end())) {
     if (next > size) holders.add(next - size);
     const Layout from = current;
     current = layout(next);
@@ -238,9 +235,21 @@ void move_parts(dps::Application& app) {
   }
 }
 
+Layout two_d(std::size_t p) {
+  const auto [r, c] = grid_of(p);
+  return Layout(Distribution::cyclic(kRows, 2, r), Distribution::cyclic(kCols, 3, c), 1);
+}
+
 TEST(Redistribution, GraphMovesPartsAsTheCollectionGrowsAndShrinksOnInProcessNodes) {
   dps::Application app(dps::ApplicationOptions{.nodes = 3});
-  move_parts(app);
+  move_parts(app, two_d, {2, 5, 3, 8, 1});
+}
+
+TEST(Redistribution, GraphCutsMessagesOfMoreThanAMegabyteIntoPieces) {
+  // 2000 rows of 300 doubles: 1 -> 2 parts moves 2.4 MB from part 0 to part 1, in three pieces.
+  dps::Application app(dps::ApplicationOptions{.nodes = 2});
+  const auto strips = [](std::size_t p) { return Layout(Distribution::even(2000, p), Distribution::whole(300)); };
+  move_parts(app, strips, {1, 2, 1, 3});
 }
 
 TEST(Redistribution, GraphMovesPartsAsTheCollectionGrowsAndShrinksInTheSimulator) {
@@ -248,7 +257,7 @@ TEST(Redistribution, GraphMovesPartsAsTheCollectionGrowsAndShrinksInTheSimulator
   model.groups = {dps::sim::NodeGroup{"nodes", 3, 1, 1.0}};
   dps::Application app(std::make_unique<dps::sim::SimBackend>(model, dps::sim::SimOptions{.nodes = 3}));
   const double start = app.now();
-  move_parts(app);
+  move_parts(app, two_d, {2, 5, 3, 8, 1});
   EXPECT_GT(app.now(), start);  // the transfers took simulated time
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace stencil {
 
@@ -320,7 +321,7 @@ void set_sweep_cost(SweepCost cost) { sweep_cost = cost; }
 SweepCost SweepCost::measure(std::size_t rows, std::size_t cols) {
   // The best of three sweeps after one to warm up, of a block of that shape: whether it fits in the
   // caches decides the cost of a point.
-  dps::LargeArray<double> a((rows + 2) * (cols + 2)), b((rows + 2) * (cols + 2));
+  std::vector<double> a((rows + 2) * (cols + 2)), b(a.size());  // not LargeArray: NOALLOC would leave it empty
   double best = 1e9;
   for (int k = 0; k < 4; ++k) {
     const auto start = std::chrono::steady_clock::now();

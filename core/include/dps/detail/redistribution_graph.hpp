@@ -3,8 +3,12 @@
 // the other, then every part takes its new storage:
 //
 //   Prepare (split, desk) >> Allocate (leaf, part) >>
-//     [ Dispatch (stream, desk: step s) >> Pack (leaf, source) >> Unpack (leaf, destination) ] × steps >>
-//   Finish (stream, desk) >> Commit (leaf, part) >> Total (merge, desk)
+//     [ Dispatch (stream, desk: step s) >> Pack (split, source) >> Unpack (leaf, destination)
+//       >> Delivered (merge, destination) ] × steps >>
+//   Finish (stream, desk) >> Install (leaf, part) >> Total (merge, desk)
+//
+// Pack cuts a message into pieces of about kPiece bytes, so that packing, the transfer and unpacking
+// overlap instead of following each other.
 #pragma once
 
 #include "dps/graph.hpp"
@@ -13,6 +17,7 @@
 #include "dps/threads.hpp"
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -54,11 +59,14 @@ struct Shape {  // part `part` of the new layout takes `elements` (none: it is n
 };
 struct Done {
   std::uint32_t next = 0;  // the step that may start
+  std::uint32_t part = 0;  // where it was done
   template <class A>
   void serialize(A& a) {
-    a(next);
+    a(next, part);
   }
 };
+
+inline constexpr std::size_t kPiece = std::size_t{1} << 20;  // bytes
 struct Storage {  // how a part stores its elements
   std::size_t stride = 0, margin = 0;
   std::size_t at(std::size_t row, std::size_t col) const noexcept { return (row + margin) * stride + col + margin; }
@@ -115,7 +123,7 @@ template <class Access>
 struct Allocate : Leaf<Shape, Done, typename Access::State> {
   Done execute(const Shape& s) {
     if (s.keeps) Access::of(this->thread()).incoming = LargeArray<typename Access::Element>(s.elements);
-    return {0};
+    return {0, s.part};
   }
 };
 
@@ -133,14 +141,38 @@ struct Dispatch : Stream<Done, Send, Desk> {
 };
 
 template <class Access>
-struct Pack : Leaf<Send, Piece<typename Access::Element>, typename Access::State> {
-  Piece<typename Access::Element> execute(const Send& s) {
-    using T = typename Access::Element;
+struct Pack : Split<Send, Piece<typename Access::Element>, typename Access::State> {
+  using T = typename Access::Element;
+  Step execute(Send s) {
+    const std::size_t limit = std::max<std::size_t>(1, kPiece / sizeof(T));
+    std::vector<Rect> rects;  // of the piece under way: whole rows of the message's rectangles
+    std::size_t elements = 0;
+    for (const Rect& r : s.rects)
+      for (std::size_t row = 0; row < r.rows;) {
+        const std::size_t rows = std::min(r.rows - row, std::max<std::size_t>(1, (limit - elements) / std::max<std::size_t>(1, r.cols)));
+        rects.push_back({r.from_row + row, r.from_col, r.to_row + row, r.to_col, rows, r.cols});
+        elements += rows * r.cols;
+        row += rows;
+        if (elements >= limit) {
+          Piece<T> piece = cut(s, std::move(rects), elements);
+          co_await this->post(std::move(piece));
+          rects.clear();
+          elements = 0;
+        }
+      }
+    if (!rects.empty() || s.elements == 0) {
+      Piece<T> piece = cut(s, std::move(rects), elements);
+      co_await this->post(std::move(piece));
+    }
+  }
+
+ private:
+  Piece<T> cut(const Send& s, std::vector<Rect> rects, std::size_t elements) {
     const LargeArray<T>& from = Access::of(this->thread()).data;
-    Piece<T> piece{s.to, s.step, s.rects, s.destination, LargeArray<T>::uninitialized(s.elements)};
+    Piece<T> piece{s.to, s.step, std::move(rects), s.destination, LargeArray<T>::uninitialized(elements)};
     if (from.allocated() && piece.data.allocated()) {
       T* out = piece.data.data();
-      for (const Rect& r : s.rects)
+      for (const Rect& r : piece.rects)
         for (std::size_t i = 0; i < r.rows; ++i, out += r.cols)
           std::copy_n(from.data() + s.source.at(r.from_row + i, r.from_col), r.cols, out);
     }
@@ -158,7 +190,17 @@ struct Unpack : Leaf<Piece<typename Access::Element>, Done, typename Access::Sta
         for (std::size_t i = 0; i < r.rows; ++i, in += r.cols)
           std::copy_n(in, r.cols, to.data() + p.destination.at(r.to_row + i, r.to_col));
     }
-    return {p.step + 1};
+    return {p.step + 1, p.to};
+  }
+};
+
+// Every piece of a message is in place.
+template <class Access>
+struct Delivered : Merge<Done, Done, typename Access::State> {
+  Step execute(Done d) {
+    while (auto more = co_await this->next()) {
+    }
+    co_await this->post(d);
   }
 };
 
@@ -177,7 +219,7 @@ struct Install : Leaf<Commit, Done, typename Access::State> {
     auto& part = Access::of(this->thread());
     part.data = c.keeps ? std::move(part.incoming) : LargeArray<typename Access::Element>();
     part.incoming = {};
-    return {0};
+    return {0, c.part};
   }
 };
 
@@ -195,6 +237,7 @@ struct Total : Merge<Done, Redistributed, Desk> {
 
 struct ByPart {
   std::size_t operator()(const Shape& s, std::size_t) const { return s.part; }
+  std::size_t operator()(const Done& d, std::size_t) const { return d.part; }
   std::size_t operator()(const Commit& c, std::size_t) const { return c.part; }
 };
 struct BySource {
@@ -215,7 +258,8 @@ Chain<Start, Redistributed> graph(const Threads<typename Access::State>& parts, 
   for (std::size_t s = 0; s < steps; ++s) {
     auto step = op<Dispatch>(desk, to(0)).named("redistribute: step " + std::to_string(s + 1)) >>
                 op<Pack<Access>>(parts, BySource{}).named("redistribute: pack") >>
-                op<Unpack<Access>>(parts, ByDestination{}).named("redistribute: unpack");
+                op<Unpack<Access>>(parts, ByDestination{}).named("redistribute: unpack") >>
+                op<Delivered<Access>>(parts, ByPart{}).named("redistribute: delivered");
     through = through >> step;
   }
   return through >> op<Finish>(desk, to(0)) >> op<Install<Access>>(parts, ByPart{}).named("redistribute: install") >>
