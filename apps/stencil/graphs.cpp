@@ -71,7 +71,9 @@ struct Setup : dps::Leaf<Shape, long, Block> {
     }
     const std::size_t elements = s.geometry.elements();
     if (b.grid.data.size() != elements) b.grid.data = dps::LargeArray<double>(elements);  // the start: zeros
-    if (b.spare.size() != elements) b.spare = dps::LargeArray<double>(elements);
+    // The spare buffer's interior is swept into before it is read, and its ghost cells are set
+    // below or deposited by the neighbours first: no need to zero it.
+    if (b.spare.size() != elements) b.spare = dps::LargeArray<double>::uninitialized(elements);
     set_boundary(b.grid.data, b.geometry, s.interior);
     set_boundary(b.spare, b.geometry, s.interior);
     return 1;

@@ -110,11 +110,10 @@ class Job {
  private:
   // Block threads up to `threads`, thread i on the (i / per_node)-th node of the job, nodes added as needed.
   void place(std::size_t threads) {
-    for (std::size_t i = size(); i < threads; ++i) {
-      const std::size_t node = i / static_cast<std::size_t>(o_.per_node);
-      while (nodes_.size() <= node) nodes_.push_back(app_.add_node());
-      blocks_.add_on(nodes_[node]);
-    }
+    const std::size_t needed = (threads + static_cast<std::size_t>(o_.per_node) - 1) / static_cast<std::size_t>(o_.per_node);
+    if (needed > nodes_.size())
+      for (dps::NodeId node : app_.add_nodes(needed - nodes_.size())) nodes_.push_back(node);
+    for (std::size_t i = size(); i < threads; ++i) blocks_.add_on(nodes_[i / static_cast<std::size_t>(o_.per_node)]);
   }
 
   dps::Layout layout_of(std::size_t threads) const {

@@ -145,11 +145,15 @@ void Application::trace_cores(NodeId node) {
     trace_file_->info("cores." + std::to_string(node), std::to_string(cores));
 }
 
-NodeId Application::add_node() {
-  const NodeId node = backend_->add_node();
-  trace_cores(node);
-  runtime_->lifecycle(Lifecycle::NodeAdded, nullptr, node);
-  return node;
+NodeId Application::add_node() { return add_nodes(1).front(); }
+
+std::vector<NodeId> Application::add_nodes(std::size_t count) {
+  const std::vector<NodeId> added = count == 1 ? std::vector<NodeId>{backend_->add_node()} : backend_->add_nodes(count);
+  for (NodeId node : added) {
+    trace_cores(node);
+    runtime_->lifecycle(Lifecycle::NodeAdded, nullptr, node);
+  }
+  return added;
 }
 
 void Application::remove_node(NodeId node) {

@@ -239,16 +239,24 @@ void TcpBackend::Impl::align_clock(NodeId node) {
 
 // The new instance connects to every node, is brought up to date with the structure, and only then
 // becomes one of the nodes the others hear of.
-NodeId TcpBackend::add_node() {
+NodeId TcpBackend::add_node() { return add_nodes(1).front(); }
+
+std::vector<NodeId> TcpBackend::add_nodes(std::size_t count) {
   Impl& i = *impl_;
   if (i.me != 0) throw std::logic_error("only node 0 adds nodes");
-  NodeId node;
+  std::vector<NodeId> added;
   {
     std::lock_guard lock(i.mu);
-    if (i.next_node >= kMaxNodes) throw std::runtime_error("at most " + std::to_string(kMaxNodes - 1) + " nodes");
-    node = i.next_node++;
+    if (i.next_node + count > kMaxNodes) throw std::runtime_error("at most " + std::to_string(kMaxNodes - 1) + " nodes");
+    for (std::size_t k = 0; k < count; ++k) added.push_back(i.next_node++);
   }
-  i.launch(node);
+  for (NodeId node : added) i.launch(node);  // their processes start meanwhile
+  for (NodeId node : added) i.integrate(node);
+  return added;
+}
+
+void TcpBackend::Impl::integrate(NodeId node) {
+  Impl& i = *this;
   i.wait_for_instances([&] { return i.joined.contains(node); }, "node " + std::to_string(node) + " to join", {node});
   Members m{{i.endpoint}};
   {
@@ -268,7 +276,6 @@ NodeId TcpBackend::add_node() {
   }
   for (const Endpoint& e : m.nodes)
     if (e.node != 0 && e.node != node) i.send_directive(e.node, m);
-  return node;
 }
 
 // The kernel has moved the node's threads away: it is told to leave (protocol.hpp, Leaving).

@@ -71,6 +71,7 @@ struct TcpBackend::Impl final : Connection::Handler {
   void launch(NodeId node);            // node 0: start the instance of `node`; returns once it joined
   void join();                         // other nodes
   void align_clock(NodeId node);       // node 0
+  void integrate(NodeId node);         // node 0: a launched instance joins, meets the others, learns the structure
   void run_network();
   void send_heartbeats();              // the heart thread
   void stop_heart();

@@ -103,6 +103,7 @@ class Application {
   std::size_t nodes() const { return backend_->nodes().size(); }
   std::vector<NodeId> node_ids() const { return backend_->nodes(); }
   NodeId add_node();
+  std::vector<NodeId> add_nodes(std::size_t count);  // their processes start together
   // Migrates every thread of `node` to the other nodes, then stops it.
   void remove_node(NodeId node);
 

@@ -42,6 +42,12 @@ class Backend {
     return true;
   }
   virtual NodeId add_node() = 0;                  // starts a node (the launcher starts an instance)
+  // Starts `count` nodes; a backend whose nodes take time to start starts them all at once.
+  virtual std::vector<NodeId> add_nodes(std::size_t count) {
+    std::vector<NodeId> added;
+    for (std::size_t k = 0; k < count; ++k) added.push_back(add_node());
+    return added;
+  }
   virtual void remove_node(NodeId node) = 0;      // the kernel has moved every thread away first
 
   // --- execution ---

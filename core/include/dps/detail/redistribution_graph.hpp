@@ -48,13 +48,13 @@ struct Start {
     a(plan);
   }
 };
-struct Shape {  // part `part` of the new layout takes `elements` (none: it is not in the new layout)
+struct Shape {  // part `part` of the new layout: rows × stride elements with a margin (none: it leaves)
   std::uint32_t part = 0;
-  std::size_t elements = 0;
+  std::size_t rows = 0, stride = 0, margin = 0;
   bool keeps = false;
   template <class A>
   void serialize(A& a) {
-    a(part, elements, keeps);
+    a(part, rows, stride, margin, keeps);
   }
 };
 struct Done {
@@ -114,15 +114,28 @@ struct Prepare : Split<Start, Shape, Desk> {
     const RedistributionPlan& plan = *thread().plan;
     for (std::uint32_t p = 0; p < plan.parts(); ++p) {
       const bool keeps = p < plan.to.parts();
-      co_await post(Shape{p, keeps ? plan.to.elements(p) : 0, keeps});
+      const std::size_t margin = plan.to.margin();
+      co_await post(Shape{p, keeps ? plan.to.local_rows(p) + 2 * margin : 0, keeps ? plan.to.stride(p) : 0, margin, keeps});
     }
   }
 };
 
+// The new part, its margin zeroed: the rest is written by the steps.
 template <class Access>
 struct Allocate : Leaf<Shape, Done, typename Access::State> {
   Done execute(const Shape& s) {
-    if (s.keeps) Access::of(this->thread()).incoming = LargeArray<typename Access::Element>(s.elements);
+    if (!s.keeps) return {0, s.part};
+    using T = typename Access::Element;
+    auto& to = Access::of(this->thread()).incoming = LargeArray<T>::uninitialized(s.rows * s.stride);
+    if (to.allocated() && s.margin > 0) {
+      const std::size_t m = s.margin;
+      std::fill_n(to.data(), m * s.stride, T{});
+      std::fill_n(to.data() + (s.rows - m) * s.stride, m * s.stride, T{});
+      for (std::size_t i = m; i + m < s.rows; ++i) {
+        std::fill_n(to.data() + i * s.stride, m, T{});
+        std::fill_n(to.data() + (i + 1) * s.stride - m, m, T{});
+      }
+    }
     return {0, s.part};
   }
 };

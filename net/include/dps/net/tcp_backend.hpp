@@ -53,6 +53,7 @@ class TcpBackend final : public Backend, public ClusterLink {
   NodeId local_node() const override;
   bool hosts(NodeId node) const override;
   NodeId add_node() override;
+  std::vector<NodeId> add_nodes(std::size_t count) override;  // their instances start together
   void remove_node(NodeId node) override;
   void schedule(Thread& thread, Priority priority) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
