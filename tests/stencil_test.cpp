@@ -48,7 +48,8 @@ void expect_serial_grid(const stencil::Result& r, long n, const std::string& wha
 Options options(long threads, Decomposition d, Partition p) {
   Options o{.n = kN, .iterations = 7, .decomposition = d, .threads = threads, .per_node = 3, .partition = p,
             .keep_grid = true};
-  if (p == Partition::Speed) o.speeds = {{0, 1.0}, {1, 2.0}, {2, 0.5}};
+  if (p != Partition::Equal) o.speeds = {{0, 1.0}, {1, 2.0}, {2, 0.5}};
+  if (p == Partition::Model) o.latency = 1e-4, o.bandwidth = 1e8, o.per_point = 1e-9;
   return o;
 }
 
@@ -63,6 +64,15 @@ TEST(Stencil, MatchesSerialJacobiBitForBitOnOneToEightThreadsInProcess) {
         if (HasFatalFailure()) return;
         EXPECT_EQ(r.threads, static_cast<std::size_t>(threads));
       }
+}
+
+TEST(Stencil, WeissmansModelPartitionMatchesSerialJacobiBitForBit) {
+  for (long threads = 1; threads <= 8; ++threads) {
+    auto app = application(false);
+    const auto r = stencil::run(*app, options(threads, Decomposition::Strips, Partition::Model).resolved(app->nodes()));
+    expect_serial_grid(r, kN, "model partition, " + std::to_string(threads) + " threads");
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(Stencil, MatchesSerialJacobiBitForBitInTheSimulator) {

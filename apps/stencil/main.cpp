@@ -7,6 +7,8 @@
 //   stencil --nodes 2 --decomposition blocks --resize 50:4,100:3       # grows to 4 threads, then 3
 //   stencil --nodes 4 --policy reshape --max-threads 16 --per-node 2   # ReSHAPE's rule decides
 //   stencil-sim --model cluster.json --nodes 4 --pdexec --noalloc --partition speed
+//   stencil --hostfile hosts --cluster cluster.json --partition model --speeds slow=0.3
+#include "cluster_file.hpp"
 #include "stencil.hpp"
 
 #include <dps/cli.hpp>
@@ -14,6 +16,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -52,9 +55,13 @@ std::map<long, long> resizes(const std::string& text) {
   return points;
 }
 
-// "NODE=SPEED[,...]"
-std::map<dps::NodeId, double> speeds(const std::string& text) {
+// "NODE=SPEED[,...]" or "GROUP=SPEED[,...]" (a group of --cluster: each of its nodes), over what
+// the cluster file says.
+std::map<dps::NodeId, double> speeds(const std::string& text, const stencil::ClusterFile* cluster,
+                                     const std::string& cluster_path) {
   std::map<dps::NodeId, double> result;
+  if (cluster)
+    for (std::size_t k = 0; k < cluster->nodes.size(); ++k) result[static_cast<dps::NodeId>(k)] = cluster->nodes[k].speed;
   std::stringstream items(text);
   for (std::string item; std::getline(items, item, ',');) {
     const auto equals = item.find('=');
@@ -66,7 +73,20 @@ std::map<dps::NodeId, double> speeds(const std::string& text) {
     }
     if (equals == std::string::npos || used != item.size() - equals - 1 || !(speed > 0))
       throw std::invalid_argument("--speeds expects NODE=SPEED with a positive speed, got '" + item + "'");
-    result[static_cast<dps::NodeId>(whole_number("--speeds", item.substr(0, equals)))] = speed;
+    const std::string name = item.substr(0, equals);
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+      result[static_cast<dps::NodeId>(whole_number("--speeds", name))] = speed;
+      continue;
+    }
+    if (!cluster) throw std::invalid_argument("--speeds: '" + name + "' is not a node number, and no --cluster names groups");
+    bool known = false;
+    for (std::size_t k = 0; k < cluster->nodes.size(); ++k)
+      if (cluster->nodes[k].group == name) result[static_cast<dps::NodeId>(k)] = speed, known = true;
+    if (!known) {
+      std::string groups;
+      for (const std::string& g : cluster->groups()) groups += (groups.empty() ? "" : ", ") + g;
+      throw std::invalid_argument("--speeds: no group '" + name + "' in " + cluster_path + " (its groups: " + groups + ")");
+    }
   }
   return result;
 }
@@ -87,7 +107,7 @@ int main(int argc, char** argv) {
       long n = 4096, iterations = 200, threads = 0, per_node = 1, resize_every = 0, max_threads = 0, check_every = 0;
       double tolerance = 0, threshold = 0.05;
       bool verify = false;
-      std::string decomposition = "strips", resize, policy, partition = "equal", speed_list;
+      std::string decomposition = "strips", resize, policy, partition = "equal", speed_list, cluster_path;
       dps::Cli cli(kProgram,
                    "5-point Jacobi on an n x n grid (top edge 1, other edges 0) held by block threads of a DPS flow "
                    "graph, which grow and shrink between iterations.");
@@ -101,12 +121,17 @@ int main(int argc, char** argv) {
           .option("--max-threads", max_threads, "the most block threads --policy may grow to (default: 4 x the start)")
           .option("--resize-every", resize_every, "with --policy, a resize point every this many iterations (default: a tenth)")
           .option("--threshold", threshold, "with --policy, the iteration-time gain a growth must bring (default 0.05)")
-          .option("--partition", partition, "equal (default) or speed: rows (blocks) in proportion to the nodes' speeds")
-          .option("--speeds", speed_list, "NODE=SPEED[,...]  the speeds --partition speed uses (default: the simulator's model)")
+          .option("--partition", partition,
+                  "equal (default), speed (rows or blocks in proportion to the nodes' speeds) or model (strips: "
+                  "Weissman's balance of each thread's halo messages and sweep)")
+          .option("--cluster", cluster_path, "FILE  a cluster model (calibrate writes one): the nodes' speeds and the network, for the partitions")
+          .option("--speeds", speed_list, "NODE=SPEED or GROUP=SPEED[,...]  speeds for the partitions (default: --cluster's, or the simulator's model)")
           .option("--tolerance", tolerance, "stop once the residual is below it (default: run every iteration)")
           .option("--check-every", check_every, "measure the residual every this many iterations (default 10 with a tolerance)")
           .flag("--verify", verify, "gather the grid and compare it, bit for bit, with a serial Jacobi's (exit 1 if it differs)");
       if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
+      std::optional<stencil::ClusterFile> cluster;
+      if (!cluster_path.empty()) cluster = stencil::ClusterFile::load(cluster_path);
       stencil::Options o{.n = n,
                          .iterations = iterations,
                          .decomposition = stencil::decomposition_named(decomposition),
@@ -115,10 +140,11 @@ int main(int argc, char** argv) {
                          .resizes = resize.empty() ? std::map<long, long>{} : resizes(resize),
                          .resize_every = resize_every,
                          .partition = stencil::partition_named(partition),
-                         .speeds = speed_list.empty() ? std::map<dps::NodeId, double>{} : speeds(speed_list),
+                         .speeds = speeds(speed_list, cluster ? &*cluster : nullptr, cluster_path),
                          .tolerance = tolerance,
                          .check_every = check_every,
                          .keep_grid = verify};
+      if (cluster) o.latency = cluster->latency, o.bandwidth = cluster->bandwidth;
       std::unique_ptr<dps::ReshapePolicy> reshape;
       if (!policy.empty()) {
         if (policy != "reshape") throw std::invalid_argument("--policy expects reshape, got '" + policy + "'");
@@ -133,11 +159,16 @@ int main(int argc, char** argv) {
         throw std::invalid_argument("--max-threads and --resize-every go with --policy reshape");
       }
       o = o.resolved(app.nodes());
-      if (app.backend().models_compute()) {  // partial direct execution: the sweep's cost per point, here
+      // The sweep's cost per point, measured here for blocks of the starting shape: what partial direct
+      // execution charges, and what the model partition weighs rows with.
+      stencil::SweepCost cost;
+      if (app.backend().models_compute() || o.partition == stencil::Partition::Model) {
         const auto l = stencil::layout_for(static_cast<std::size_t>(o.n - 2), static_cast<std::size_t>(o.threads),
                                            o.decomposition, {});
-        stencil::set_sweep_cost(stencil::SweepCost::measure(l.rows().count(0), l.cols().count(0)));
+        cost = stencil::SweepCost::measure(l.rows().count(0), l.cols().count(0));
+        o.per_point = cost.per_point;
       }
+      if (app.backend().models_compute()) stencil::set_sweep_cost(cost);
 
       const stencil::Result r = stencil::run(app, o);
       std::string verified = "null";

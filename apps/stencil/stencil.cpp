@@ -1,6 +1,8 @@
 // run(): threads, segments, resizes, checksum.
 #include "stencil.hpp"
 
+#include <dps/partition.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -9,12 +11,19 @@
 namespace stencil {
 
 Partition partition_named(const std::string& text) {
-  if (text == "equal") return Partition::Equal;
-  if (text == "speed") return Partition::Speed;
-  throw std::invalid_argument("--partition expects equal or speed, got '" + text + "'");
+  for (Partition p : {Partition::Equal, Partition::Speed, Partition::Model})
+    if (text == name(p)) return p;
+  throw std::invalid_argument("--partition expects equal, speed or model, got '" + text + "'");
 }
 
-const char* name(Partition p) { return p == Partition::Equal ? "equal" : "speed"; }
+const char* name(Partition p) {
+  switch (p) {
+    case Partition::Equal: return "equal";
+    case Partition::Speed: return "speed";
+    case Partition::Model: return "model";
+  }
+  return "?";
+}
 
 Options Options::resolved(std::size_t nodes) const {
   Options o = *this;
@@ -48,6 +57,11 @@ Options Options::resolved(std::size_t nodes) const {
   if (o.tolerance > 0 && o.check_every == 0) o.check_every = 10;
   for (const auto& [node, speed] : o.speeds)
     if (!(speed > 0)) throw why("--speeds: node " + std::to_string(node) + " needs a positive speed");
+  if (o.partition == Partition::Model) {
+    if (o.decomposition != Decomposition::Strips)
+      throw why("--partition model balances rows (Weissman's row PDUs): it needs --decomposition strips");
+    if (!(o.bandwidth > 0) || !(o.latency >= 0)) throw why("--partition model needs the network's figures: give --cluster FILE");
+  }
   return o;
 }
 
@@ -117,17 +131,26 @@ class Job {
   }
 
   dps::Layout layout_of(std::size_t threads) const {
-    std::vector<double> weights;
-    if (o_.partition == Partition::Speed)
-      for (std::size_t i = 0; i < threads; ++i) weights.push_back(speed(nodes_[i / static_cast<std::size_t>(o_.per_node)]));
-    return layout_for(interior_, threads, o_.decomposition, weights);
+    std::vector<double> speeds;
+    if (o_.partition != Partition::Equal)
+      for (std::size_t i = 0; i < threads; ++i) speeds.push_back(speed(nodes_[i / static_cast<std::size_t>(o_.per_node)]));
+    if (o_.partition != Partition::Model) return layout_for(interior_, threads, o_.decomposition, speeds);
+    // Weissman: a row costs y_i, the halos x_i (a message to each neighbour strip) an iteration.
+    std::vector<double> fixed(threads), per_row(threads);
+    const double halo = o_.latency + static_cast<double>(interior_ * sizeof(double)) / o_.bandwidth;
+    for (std::size_t i = 0; i < threads; ++i) {
+      fixed[i] = halo * static_cast<double>((i > 0) + (i + 1 < threads));
+      per_row[i] = o_.per_point * static_cast<double>(interior_) / speeds[i];
+    }
+    return dps::Layout(dps::Distribution::blocks(dps::partition_by_cost(interior_, fixed, per_row)),
+                       dps::Distribution::whole(interior_), 1);
   }
 
   double speed(dps::NodeId node) const {
     if (auto s = o_.speeds.find(node); s != o_.speeds.end()) return s->second;
     if (const double s = app_.backend().speed(node); s > 0) return s;
-    throw std::invalid_argument("--partition speed: the speed of node " + std::to_string(node) +
-                                " is unknown (give --speeds, or a model to stencil-sim)");
+    throw std::invalid_argument(std::string("--partition ") + name(o_.partition) + ": the speed of node " +
+                                std::to_string(node) + " is unknown (give --speeds or --cluster, or a model to stencil-sim)");
   }
 
   dps::Application& app_;
@@ -144,6 +167,8 @@ class Job {
 }  // namespace
 
 Result run(dps::Application& app, const Options& o) {
+  if (o.partition == Partition::Model && !(o.per_point > 0))
+    throw std::logic_error("stencil::run: the model partition needs Options::per_point (SweepCost::measure)");
   Job job(app, o);
   Result result;
   const double start = app.now();

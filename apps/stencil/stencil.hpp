@@ -21,7 +21,9 @@
 
 namespace stencil {
 
-enum class Partition { Equal, Speed };
+// Equal shares; shares in proportion to the nodes' speeds; or Weissman's general solution, each
+// thread's iteration x_i + y_i·A_i equal, x_i its halo messages and y_i its row's sweep (strips).
+enum class Partition { Equal, Speed, Model };
 Partition partition_named(const std::string& text);  // throws std::invalid_argument
 const char* name(Partition p);
 
@@ -35,7 +37,9 @@ struct Options {
   dps::ResizePolicy* policy = nullptr;  // asked at every resize point instead (resize_every)
   long resize_every = 0;
   Partition partition = Partition::Equal;
-  std::map<dps::NodeId, double> speeds{};  // --speeds; otherwise the backend's (the simulator's model)
+  std::map<dps::NodeId, double> speeds{};  // --speeds, --cluster; otherwise the backend's (the simulator's model)
+  double latency = 0, bandwidth = 0;       // the network (--cluster), for Partition::Model
+  double per_point = 0;                    // a sweep's seconds per point at speed 1, for Partition::Model
   double tolerance = 0;     // stop once the residual is below it (0: run every iteration)
   long check_every = 0;     // measure the residual every this many iterations (0: with a tolerance, 10)
   bool keep_grid = false;   // gather the grid into Result (tests)
