@@ -135,45 +135,62 @@ dps::LargeArray<double> edge(const dps::LargeArray<double>& a, std::size_t first
   return values;
 }
 
+// One sweep of part of a block (a no-op without data), charged under partial direct execution.
+double sweep_part(Block& b, Span rows, Span cols, bool residual) {
+  const double* in = b.grid.data.data();
+  double* out = b.spare.data();
+  const bool data = b.grid.data.allocated() && b.spare.allocated();
+  const std::size_t stride = b.geometry.stride();
+  return dps::compute(sweep_cost.at(rows.size(), cols.size()), [&] {
+    if (!data || rows.size() == 0 || cols.size() == 0) return 0.0;
+    if (residual) return sweep_with_residual(in, out, stride, rows, cols);
+    sweep(in, out, stride, rows, cols);
+    return 0.0;
+  });
+}
+
+// Sweeps first the rows and columns its neighbours need, posts them, then sweeps the rest while they
+// travel; the opening round only posts.
 struct Exchange : dps::Split<Go, Halo, Block> {
   dps::Step execute(Go go) {
     Block& b = thread();
     const Geometry& g = b.geometry;
     const std::size_t stride = g.stride();
     double residual = 0;
-    if (go.sweep) {
-      if (!g.empty()) {
-        const double* in = b.grid.data.data();
-        double* out = b.spare.data();
-        const bool data = b.grid.data.allocated() && b.spare.allocated();
-        residual = dps::compute(sweep_cost.at(g.rows, g.cols), [&] {
-          if (!data) return 0.0;
-          if (go.residual) return sweep_with_residual(in, out, stride, g.rows, g.cols);
-          sweep(in, out, stride, g.rows, g.cols);
-          return 0.0;
-        });
-      }
-      std::swap(b.grid.data, b.spare);
-      ++b.sweeps;
+    const bool sweeping = go.sweep && !g.empty();
+    Span inner_rows{1, g.rows}, inner_cols{1, g.cols};
+    if (sweeping) {
+      inner_rows = {g.up >= 0 ? 2u : 1u, g.down >= 0 ? g.rows - 1 : g.rows};
+      inner_cols = {g.left >= 0 ? 2u : 1u, g.right >= 0 ? g.cols - 1 : g.cols};
+      if (g.up >= 0) residual += sweep_part(b, {1, 1}, {1, g.cols}, go.residual);
+      if (g.down >= 0 && g.rows > 1) residual += sweep_part(b, {g.rows, g.rows}, {1, g.cols}, go.residual);
+      if (g.left >= 0) residual += sweep_part(b, inner_rows, {1, 1}, go.residual);
+      if (g.right >= 0 && g.cols > 1) residual += sweep_part(b, inner_rows, {g.cols, g.cols}, go.residual);
     }
     if (!g.empty()) {
-      const auto& a = b.grid.data;
+      const long version = b.sweeps + (sweeping ? 1 : 0);
+      const auto& a = sweeping ? b.spare : b.grid.data;  // the edges just swept, or the current ones
       if (g.up >= 0) {
-        Halo h{g.up, Side::Bottom, b.sweeps, edge(a, stride + 1, g.cols, 1), 0};
+        Halo h{g.up, Side::Bottom, version, edge(a, stride + 1, g.cols, 1), 0};
         co_await post(std::move(h));
       }
       if (g.down >= 0) {
-        Halo h{g.down, Side::Top, b.sweeps, edge(a, g.rows * stride + 1, g.cols, 1), 0};
+        Halo h{g.down, Side::Top, version, edge(a, g.rows * stride + 1, g.cols, 1), 0};
         co_await post(std::move(h));
       }
       if (g.left >= 0) {
-        Halo h{g.left, Side::Right, b.sweeps, edge(a, stride + 1, g.rows, stride), 0};
+        Halo h{g.left, Side::Right, version, edge(a, stride + 1, g.rows, stride), 0};
         co_await post(std::move(h));
       }
       if (g.right >= 0) {
-        Halo h{g.right, Side::Left, b.sweeps, edge(a, stride + g.cols, g.rows, stride), 0};
+        Halo h{g.right, Side::Left, version, edge(a, stride + g.cols, g.rows, stride), 0};
         co_await post(std::move(h));
       }
+    }
+    if (go.sweep) {
+      if (sweeping) residual += sweep_part(b, inner_rows, inner_cols, go.residual);
+      std::swap(b.grid.data, b.spare);
+      ++b.sweeps;
     }
     Halo own{g.part, Side::Own, b.sweeps, {}, residual};
     co_await post(std::move(own));
@@ -327,7 +344,7 @@ SweepCost SweepCost::measure(std::size_t rows, std::size_t cols) {
   double best = 1e9;
   for (int k = 0; k < 4; ++k) {
     const auto start = std::chrono::steady_clock::now();
-    sweep(a.data(), b.data(), cols + 2, rows, cols);
+    sweep(a.data(), b.data(), cols + 2, Span{1, rows}, Span{1, cols});
     if (k > 0) best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     std::swap(a, b);
   }

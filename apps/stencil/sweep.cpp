@@ -11,27 +11,26 @@ __extension__ using Wide = __int128;  // GCC's, which -Wpedantic otherwise flags
 }
 
 __attribute__((target_clones("avx2", "default"))) void sweep(const double* in, double* out, std::size_t stride,
-                                                               std::size_t rows, std::size_t cols) {
-  for (std::size_t i = 1; i <= rows; ++i) {
+                                                               Span rows, Span cols) {
+  for (std::size_t i = rows.first; i <= rows.last; ++i) {
     const double* __restrict up = in + (i - 1) * stride;
     const double* __restrict mid = in + i * stride;
     const double* __restrict down = in + (i + 1) * stride;
     double* __restrict to = out + i * stride;
-    for (std::size_t j = 1; j <= cols; ++j) to[j] = 0.25 * (up[j] + down[j] + mid[j - 1] + mid[j + 1]);
+    for (std::size_t j = cols.first; j <= cols.last; ++j) to[j] = 0.25 * (up[j] + down[j] + mid[j - 1] + mid[j + 1]);
   }
 }
 
 __attribute__((target_clones("avx2", "default"))) double sweep_with_residual(const double* in, double* out,
-                                                                              std::size_t stride, std::size_t rows,
-                                                                              std::size_t cols) {
+                                                                              std::size_t stride, Span rows, Span cols) {
   double residual = 0;
-  for (std::size_t i = 1; i <= rows; ++i) {
+  for (std::size_t i = rows.first; i <= rows.last; ++i) {
     const double* __restrict up = in + (i - 1) * stride;
     const double* __restrict mid = in + i * stride;
     const double* __restrict down = in + (i + 1) * stride;
     double* __restrict to = out + i * stride;
     double row = 0;
-    for (std::size_t j = 1; j <= cols; ++j) {
+    for (std::size_t j = cols.first; j <= cols.last; ++j) {
       to[j] = 0.25 * (up[j] + down[j] + mid[j - 1] + mid[j + 1]);
       const double change = to[j] - mid[j];
       row += change * change;

@@ -15,10 +15,16 @@
 
 namespace stencil {
 
-// One sweep of the interior of `in` into `out`; their margins are not written.
-void sweep(const double* in, double* out, std::size_t stride, std::size_t rows, std::size_t cols);
+// Rows (or columns) first to last of a block's storage, both included: its interior is 1 .. rows.
+struct Span {
+  std::size_t first = 1, last = 0;
+  std::size_t size() const noexcept { return last >= first ? last - first + 1 : 0; }
+};
+
+// One sweep of the points rows × cols of `in` into `out`.
+void sweep(const double* in, double* out, std::size_t stride, Span rows, Span cols);
 // The same, returning the sum of the squared changes.
-double sweep_with_residual(const double* in, double* out, std::size_t stride, std::size_t rows, std::size_t cols);
+double sweep_with_residual(const double* in, double* out, std::size_t stride, Span rows, Span cols);
 
 // The fixed value of a boundary point of the n × n grid (row or column 0 or n − 1).
 inline double boundary(std::size_t row) { return row == 0 ? 1.0 : 0.0; }
