@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     {
       dps::Application app(argc, argv);  // returns on node 0 only
       long n = 4096, iterations = 200, threads = 0, per_node = 1, resize_every = 0, max_threads = 0, check_every = 0;
-      double tolerance = 0, threshold = 0.05;
+      double tolerance = 0, threshold = 0.05, sweep_ns = 0;
       bool verify = false;
       std::string decomposition = "strips", resize, policy, partition = "equal", speed_list, cluster_path;
       dps::Cli cli(kProgram,
@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
                   "Weissman's balance of each thread's halo messages and sweep)")
           .option("--cluster", cluster_path, "FILE  a cluster model (calibrate writes one): the nodes' speeds and the network, for the partitions")
           .option("--speeds", speed_list, "NODE=SPEED or GROUP=SPEED[,...]  speeds for the partitions (default: --cluster's, or the simulator's model)")
+          .option("--sweep-cost", sweep_ns,
+                  "NS  a sweep's cost per point at speed 1, for partial direct execution and --partition model "
+                  "(default: measured here at the starting block shape)")
           .option("--tolerance", tolerance, "stop once the residual is below it (default: run every iteration)")
           .option("--check-every", check_every, "measure the residual every this many iterations (default 10 with a tolerance)")
           .flag("--verify", verify, "gather the grid and compare it, bit for bit, with a serial Jacobi's (exit 1 if it differs)");
@@ -162,7 +165,11 @@ int main(int argc, char** argv) {
       // The sweep's cost per point, measured here for blocks of the starting shape: what partial direct
       // execution charges, and what the model partition weighs rows with.
       stencil::SweepCost cost;
-      if (app.backend().models_compute() || o.partition == stencil::Partition::Model) {
+      if (sweep_ns < 0) throw std::invalid_argument("--sweep-cost must be positive");
+      if (sweep_ns > 0) {
+        cost.per_point = sweep_ns * 1e-9;
+        o.per_point = cost.per_point;
+      } else if (app.backend().models_compute() || o.partition == stencil::Partition::Model) {
         const auto l = stencil::layout_for(static_cast<std::size_t>(o.n - 2), static_cast<std::size_t>(o.threads),
                                            o.decomposition, {});
         cost = stencil::SweepCost::measure(l.rows().count(0), l.cols().count(0));
