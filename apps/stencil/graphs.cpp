@@ -229,17 +229,21 @@ struct Gathered : dps::Merge<Ack, Ack, Conductor> {
   }
 };
 
-// Collects iteration `started`'s blocks (the opening round when 0); then starts the next.
+// The round just collected is complete: iteration `done` of the segment (none for the opening round)
+// ends, with its residual if it was measured.
+long complete(Conductor& c, double sum) {
+  const long done = c.segment.first + c.started;
+  if (c.started > 0 && measures(c.segment, done)) c.residual = std::sqrt(sum);
+  return done;
+}
+
+// Collects a round; then starts the next iteration.
 struct Next : dps::Stream<Ack, Go, Conductor> {
   dps::Step execute(Ack a) {
     while (auto more = co_await next()) a.residual += more->residual;
     Conductor& c = thread();
-    const long done = c.segment.first + c.started;
-    if (c.started > 0) {
-      end_phase(iteration(done));
-      if (measures(c.segment, done)) c.residual = std::sqrt(a.residual);
-    }
-    ++c.started;
+    const long done = complete(c, a.residual);
+    if (c.started++ > 0) end_phase(iteration(done));
     begin_phase(iteration(done + 1));
     const bool residual = measures(c.segment, done + 1);
     for (std::size_t p = 0; p < c.segment.parts; ++p) co_await post(Go{p, true, residual});
@@ -250,11 +254,8 @@ struct Close : dps::Merge<Ack, Swept, Conductor> {
   dps::Step execute(Ack a) {
     while (auto more = co_await next()) a.residual += more->residual;
     Conductor& c = thread();
-    const long done = c.segment.first + c.started;
-    if (c.started > 0) {
-      end_phase(iteration(done));
-      if (measures(c.segment, done)) c.residual = std::sqrt(a.residual);
-    }
+    const long done = complete(c, a.residual);
+    if (c.started > 0) end_phase(iteration(done));
     co_await post(Swept{c.residual});
   }
 };
