@@ -14,6 +14,7 @@
 #include "dps/graph.hpp"
 #include "dps/large_array.hpp"
 #include "dps/operation.hpp"
+#include "dps/redistribution_plan.hpp"
 #include "dps/threads.hpp"
 
 #include <cstddef>
