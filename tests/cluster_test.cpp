@@ -6,6 +6,7 @@
 
 #include <dps/net/frame.hpp>
 #include <dps/net/tcp_backend.hpp>
+#include <dps/redistribution.hpp>
 
 #include <asio.hpp>
 #include <gtest/gtest.h>
@@ -237,6 +238,50 @@ TEST(Cluster, AHungNodeIsFoundByItsSilenceWithinFiveSeconds) {
     EXPECT_NE(std::string(e.what()).find("silent"), std::string::npos) << e.what();
   }
   EXPECT_LT(std::chrono::steady_clock::now() - stopped, std::chrono::seconds(5));
+  ::kill(static_cast<pid_t>(victim), SIGKILL);
+}
+
+// A thread's strip of a distributed array, and a graph that gives each its part of a layout.
+struct Slab {
+  Part<double> strip;
+  template <class A>
+  void serialize(A& a) {
+    a(strip);
+  }
+};
+struct Deal : Split<int, int> {
+  Step execute(int parts) {
+    for (int p = 0; p < parts; ++p) co_await post(p);
+  }
+};
+struct Allot : Leaf<int, Partial, Slab> {
+  Partial execute(const int&) {
+    thread().strip.data = LargeArray<double>(100 * 100);  // 100 rows of 100
+    return {0, 1};
+  }
+};
+struct ToPart {
+  std::size_t operator()(const int& p, std::size_t) const { return static_cast<std::size_t>(p); }
+};
+
+TEST(Cluster, ANodeLostDuringARedistributionFailsItNamingTheNode) {
+  auto app = cluster(3);
+  auto slabs = app->threads<Slab>("slabs", 3);  // one on each node
+  auto master = app->threads<Stateless>("master", 1);
+  auto allot = app->graph(op<Deal>(master) >> op<Allot>(slabs, ToPart{}) >> op<SumPartials<>>(master));
+  ASSERT_EQ(allot.call(3).get().count, 3);
+  Redistribution<&Slab::strip> redistribute(*app, slabs);
+  const Layout three(Distribution::even(300, 3), Distribution::whole(100));
+  ASSERT_EQ(redistribute.run(three, three).get().moved, 0u);  // builds the one-step graph the next run uses
+  const long victim = tcp(*app).process_id(2);
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGSTOP), 0);  // its strip can no longer move
+  try {
+    redistribute.run(three, Layout(Distribution::even(300, 2), Distribution::whole(100))).get();
+    ADD_FAILURE() << "the redistribution completed without its node";
+  } catch (const NodeFailure& e) {
+    EXPECT_EQ(e.node, 2u) << e.what();
+  }
   ::kill(static_cast<pid_t>(victim), SIGKILL);
 }
 

@@ -1,8 +1,15 @@
-// The kernel is compiled for AVX2 and for the baseline; the loader picks what the CPU has.
+// The kernel is compiled for AVX2 and for the baseline; the loader picks what the CPU has. Not under
+// ThreadSanitizer: the loader runs the picker (an ifunc resolver) before TSan's runtime is up.
 #include "sweep.hpp"
 
 #include <cmath>
 #include <utility>
+
+#if defined(__SANITIZE_THREAD__)
+#define STENCIL_KERNEL
+#else
+#define STENCIL_KERNEL __attribute__((target_clones("avx2", "default")))
+#endif
 
 namespace stencil {
 
@@ -10,8 +17,7 @@ namespace {
 __extension__ using Wide = __int128;  // GCC's, which -Wpedantic otherwise flags
 }
 
-__attribute__((target_clones("avx2", "default"))) void sweep(const double* in, double* out, std::size_t stride,
-                                                               Span rows, Span cols) {
+STENCIL_KERNEL void sweep(const double* in, double* out, std::size_t stride, Span rows, Span cols) {
   for (std::size_t i = rows.first; i <= rows.last; ++i) {
     const double* __restrict up = in + (i - 1) * stride;
     const double* __restrict mid = in + i * stride;
@@ -21,8 +27,7 @@ __attribute__((target_clones("avx2", "default"))) void sweep(const double* in, d
   }
 }
 
-__attribute__((target_clones("avx2", "default"))) double sweep_with_residual(const double* in, double* out,
-                                                                              std::size_t stride, Span rows, Span cols) {
+STENCIL_KERNEL double sweep_with_residual(const double* in, double* out, std::size_t stride, Span rows, Span cols) {
   double residual = 0;
   for (std::size_t i = rows.first; i <= rows.last; ++i) {
     const double* __restrict up = in + (i - 1) * stride;
