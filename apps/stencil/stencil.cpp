@@ -113,7 +113,9 @@ class Job {
     r.redistribution_s = app_.now() - moving;
     graphs_.setup(layout_, interior_, done);
     while (size() > threads) blocks_.remove(size() - 1).get();
-    while (nodes_.size() > std::max(nodes_used(), std::size_t{1}) && nodes_.back() != app_.backend().local_node()) {
+    // Nodes no thread uses go back, unless they could not be had again (srun and mpirun fix them).
+    while (app_.backend().can_add_nodes() && nodes_.size() > std::max(nodes_used(), std::size_t{1}) &&
+           nodes_.back() != app_.backend().local_node()) {
       app_.remove_node(nodes_.back());
       nodes_.pop_back();
     }

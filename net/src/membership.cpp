@@ -278,6 +278,8 @@ void TcpBackend::Impl::integrate(NodeId node) {
     if (e.node != 0 && e.node != node) i.send_directive(e.node, m);
 }
 
+bool TcpBackend::can_add_nodes() const { return impl_->launcher != nullptr; }
+
 // The kernel has moved the node's threads away: it is told to leave (protocol.hpp, Leaving).
 void TcpBackend::remove_node(NodeId node) {
   Impl& i = *impl_;

@@ -49,6 +49,9 @@ class Backend {
     return added;
   }
   virtual void remove_node(NodeId node) = 0;      // the kernel has moved every thread away first
+  // Whether add_node can start a node (not when an external launcher, srun or mpirun, fixed them):
+  // an application that may grow again keeps the nodes it cannot get back.
+  virtual bool can_add_nodes() const { return true; }
 
   // --- execution ---
   // `thread` has work: call thread.run(budget) on its node until it returns false; run(1) is one atomic

@@ -54,6 +54,7 @@ class TcpBackend final : public Backend, public ClusterLink {
   bool hosts(NodeId node) const override;
   NodeId add_node() override;
   std::vector<NodeId> add_nodes(std::size_t count) override;  // their instances start together
+  bool can_add_nodes() const override;
   void remove_node(NodeId node) override;
   void schedule(Thread& thread, Priority priority) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
