@@ -47,8 +47,19 @@ dps::Layout layout_for(std::size_t interior, std::size_t threads, Decomposition 
                      g.cols == 1 ? dps::Distribution::whole(interior) : split(interior, g.cols, col_weights), 1);
 }
 
+namespace {
+
+// The nearest part of `d` from `at` in direction `step` (±1) that holds indices; -1: none.
+long nearest_holding(const dps::Distribution& d, std::size_t at, long step) {
+  for (long k = static_cast<long>(at) + step; k >= 0 && k < static_cast<long>(d.parts()); k += step)
+    if (d.count(static_cast<std::size_t>(k)) > 0) return k;
+  return -1;
+}
+
+}  // namespace
+
 Geometry geometry_of(const dps::Layout& layout, std::size_t part) {
-  const std::size_t pr = layout.rows().parts(), pc = layout.cols().parts();
+  const long pc = static_cast<long>(layout.cols().parts());
   const std::size_t r = layout.grid_row(part), c = layout.grid_col(part);
   Geometry g;
   g.part = static_cast<int>(part);
@@ -57,27 +68,12 @@ Geometry geometry_of(const dps::Layout& layout, std::size_t part) {
   g.rows = layout.rows().count(r);
   g.cols = layout.cols().count(c);
   if (g.empty()) return g;
-  // The nearest grid row (column) with rows (columns) in each direction.
-  for (std::size_t k = r; k-- > 0;)
-    if (layout.rows().count(k) > 0) {
-      g.up = static_cast<int>(k * pc + c);
-      break;
-    }
-  for (std::size_t k = r + 1; k < pr; ++k)
-    if (layout.rows().count(k) > 0) {
-      g.down = static_cast<int>(k * pc + c);
-      break;
-    }
-  for (std::size_t k = c; k-- > 0;)
-    if (layout.cols().count(k) > 0) {
-      g.left = static_cast<int>(r * pc + k);
-      break;
-    }
-  for (std::size_t k = c + 1; k < pc; ++k)
-    if (layout.cols().count(k) > 0) {
-      g.right = static_cast<int>(r * pc + k);
-      break;
-    }
+  const auto in_row = [&](long k) { return k < 0 ? -1 : static_cast<int>(k * pc + static_cast<long>(c)); };
+  const auto in_col = [&](long k) { return k < 0 ? -1 : static_cast<int>(static_cast<long>(r) * pc + k); };
+  g.up = in_row(nearest_holding(layout.rows(), r, -1));
+  g.down = in_row(nearest_holding(layout.rows(), r, +1));
+  g.left = in_col(nearest_holding(layout.cols(), c, -1));
+  g.right = in_col(nearest_holding(layout.cols(), c, +1));
   return g;
 }
 

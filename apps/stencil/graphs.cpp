@@ -18,15 +18,6 @@ std::string iteration(long t) { return "iteration " + std::to_string(t); }
 
 // ---- setting blocks up ----
 
-struct Setups {
-  dps::Layout layout;
-  std::size_t interior = 0, threads = 0;
-  long sweeps = 0;
-  template <class A>
-  void serialize(A& a) {
-    a(layout, interior, threads, sweeps);
-  }
-};
 struct Shape {
   Geometry geometry;
   std::size_t interior = 0;
@@ -289,11 +280,10 @@ struct AddUp : dps::Merge<Checksum, Checksum, Conductor> {
 
 struct Tile {
   Geometry geometry;
-  std::size_t n = 0;
   dps::LargeArray<double> values;  // its interior, row major
   template <class A>
   void serialize(A& a) {
-    a(geometry, n, values);
+    a(geometry, values);
   }
 };
 
@@ -301,7 +291,7 @@ struct Copy : dps::Leaf<long, Tile, Block> {
   Tile execute(const long&) {
     const Block& b = thread();
     const Geometry& g = b.geometry;
-    Tile t{g, 0, dps::LargeArray<double>::uninitialized(g.rows * g.cols)};
+    Tile t{g, dps::LargeArray<double>::uninitialized(g.rows * g.cols)};
     if (t.values.allocated() && b.grid.data.allocated())
       for (std::size_t i = 0; i < g.rows; ++i)
         std::copy_n(b.grid.data.data() + (i + 1) * g.stride() + 1, g.cols, t.values.data() + i * g.cols);
@@ -353,14 +343,18 @@ SweepCost SweepCost::measure(std::size_t rows, std::size_t cols) {
 }
 
 Graphs::Graphs(dps::Application& app, dps::Threads<Block> blocks, dps::Threads<Conductor> conductor)
-    : app_(app), blocks_(blocks), conductor_(conductor) {}
+    : app_(app),
+      blocks_(blocks),
+      conductor_(conductor),
+      setup_(app.graph(dps::op<Deal>(conductor) >> dps::op<Setup>(blocks, ByPart{}).named("setup") >>
+                           dps::op<Count<Conductor>>(conductor),
+                       "setup")),
+      checksum_(app.graph(dps::op<Each>(conductor) >> dps::op<Sum>(blocks, ByPart{}) >> dps::op<AddUp>(conductor), "checksum")),
+      gather_(app.graph(dps::op<Each>(conductor) >> dps::op<Copy>(blocks, ByPart{}) >> dps::op<Assemble>(conductor), "gather")) {}
 
 void Graphs::setup(const dps::Layout& layout, std::size_t interior, long sweeps) {
   const std::size_t threads = blocks_.size();
-  auto g = app_.graph(dps::op<Deal>(conductor_) >> dps::op<Setup>(blocks_, ByPart{}).named("setup") >>
-                          dps::op<Count<Conductor>>(conductor_),
-                      "setup");
-  const long set = g.call(Setups{layout, interior, threads, sweeps}).get();
+  const long set = setup_.call(Setups{layout, interior, threads, sweeps}).get();
   if (set != static_cast<long>(threads)) throw std::logic_error("not every block was set up");
 }
 
@@ -376,15 +370,11 @@ Swept Graphs::iterate(const Segment& segment) {
   return graph->second.call(segment).get();
 }
 
-double Graphs::checksum(std::size_t parts) {
-  auto g = app_.graph(dps::op<Each>(conductor_) >> dps::op<Sum>(blocks_, ByPart{}) >> dps::op<AddUp>(conductor_), "checksum");
-  return g.call(static_cast<long>(parts)).get().value();
-}
+double Graphs::checksum(std::size_t parts) { return checksum_.call(static_cast<long>(parts)).get().value(); }
 
 Grid Graphs::gather(std::size_t parts, std::size_t n) {
   Assemble::n = n;
-  auto g = app_.graph(dps::op<Each>(conductor_) >> dps::op<Copy>(blocks_, ByPart{}) >> dps::op<Assemble>(conductor_), "gather");
-  return g.call(static_cast<long>(parts)).get();
+  return gather_.call(static_cast<long>(parts)).get();
 }
 
 }  // namespace stencil

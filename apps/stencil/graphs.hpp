@@ -58,6 +58,17 @@ struct Swept {
   }
 };
 
+// Every block takes its geometry in a layout, at version `sweeps`.
+struct Setups {
+  dps::Layout layout;
+  std::size_t interior = 0, threads = 0;
+  long sweeps = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(layout, interior, threads, sweeps);
+  }
+};
+
 // The conductor's state: the segment under way.
 struct Conductor {
   Segment segment;
@@ -104,6 +115,9 @@ class Graphs {
   dps::Application& app_;
   dps::Threads<Block> blocks_;
   dps::Threads<Conductor> conductor_;
+  dps::Graph<Setups, long> setup_;
+  dps::Graph<long, Checksum> checksum_;
+  dps::Graph<long, Grid> gather_;
   std::map<long, dps::Graph<Segment, Swept>> iterations_;  // by count
 };
 

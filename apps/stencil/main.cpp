@@ -168,13 +168,12 @@ int main(int argc, char** argv) {
       if (sweep_ns < 0) throw std::invalid_argument("--sweep-cost must be positive");
       if (sweep_ns > 0) {
         cost.per_point = sweep_ns * 1e-9;
-        o.per_point = cost.per_point;
       } else if (app.backend().models_compute() || o.partition == stencil::Partition::Model) {
         const auto l = stencil::layout_for(static_cast<std::size_t>(o.n - 2), static_cast<std::size_t>(o.threads),
                                            o.decomposition, {});
         cost = stencil::SweepCost::measure(l.rows().count(0), l.cols().count(0));
-        o.per_point = cost.per_point;
       }
+      o.per_point = cost.per_point;
       if (app.backend().models_compute()) stencil::set_sweep_cost(cost);
 
       const stencil::Result r = stencil::run(app, o);

@@ -75,6 +75,7 @@ class Job {
       : app_(app),
         o_(o),
         interior_(static_cast<std::size_t>(o.n - 2)),
+        per_node_(static_cast<std::size_t>(o.per_node)),
         blocks_(app.threads<Block>("blocks", 0)),
         conductor_(app.threads<Conductor>("conductor", 0)),
         graphs_(app, blocks_, conductor_),
@@ -87,9 +88,7 @@ class Job {
   }
 
   std::size_t size() const { return blocks_.size(); }
-  std::size_t nodes_used() const { return (size() + static_cast<std::size_t>(o_.per_node) - 1) / static_cast<std::size_t>(o_.per_node); }
   Graphs& graphs() { return graphs_; }
-  const dps::Layout& layout() const { return layout_; }
 
   // Grows or shrinks to `threads` block threads after `done` iterations.
   Resize resize(std::size_t threads, long done) {
@@ -114,7 +113,7 @@ class Job {
     graphs_.setup(layout_, interior_, done);
     while (size() > threads) blocks_.remove(size() - 1).get();
     // Nodes no thread uses go back, unless they could not be had again (srun and mpirun fix them).
-    while (app_.backend().can_add_nodes() && nodes_.size() > std::max(nodes_used(), std::size_t{1}) &&
+    while (app_.backend().can_add_nodes() && nodes_.size() > std::max(nodes_for(size()), std::size_t{1}) &&
            nodes_.back() != app_.backend().local_node()) {
       app_.remove_node(nodes_.back());
       nodes_.pop_back();
@@ -124,18 +123,21 @@ class Job {
   }
 
  private:
-  // Block threads up to `threads`, thread i on the (i / per_node)-th node of the job, nodes added as needed.
+  // Thread i lives on the (i / per_node)-th node of the job.
+  std::size_t nodes_for(std::size_t threads) const { return (threads + per_node_ - 1) / per_node_; }
+  dps::NodeId node_of(std::size_t thread) const { return nodes_[thread / per_node_]; }
+
+  // Block threads up to `threads`, nodes added as needed.
   void place(std::size_t threads) {
-    const std::size_t needed = (threads + static_cast<std::size_t>(o_.per_node) - 1) / static_cast<std::size_t>(o_.per_node);
-    if (needed > nodes_.size())
+    if (const std::size_t needed = nodes_for(threads); needed > nodes_.size())
       for (dps::NodeId node : app_.add_nodes(needed - nodes_.size())) nodes_.push_back(node);
-    for (std::size_t i = size(); i < threads; ++i) blocks_.add_on(nodes_[i / static_cast<std::size_t>(o_.per_node)]);
+    for (std::size_t i = size(); i < threads; ++i) blocks_.add_on(node_of(i));
   }
 
   dps::Layout layout_of(std::size_t threads) const {
     std::vector<double> speeds;
     if (o_.partition != Partition::Equal)
-      for (std::size_t i = 0; i < threads; ++i) speeds.push_back(speed(nodes_[i / static_cast<std::size_t>(o_.per_node)]));
+      for (std::size_t i = 0; i < threads; ++i) speeds.push_back(speed(node_of(i)));
     if (o_.partition != Partition::Model) return layout_for(interior_, threads, o_.decomposition, speeds);
     // Weissman: a row costs y_i, the halos x_i (a message to each neighbour strip) an iteration.
     std::vector<double> fixed(threads), per_row(threads);
@@ -157,7 +159,7 @@ class Job {
 
   dps::Application& app_;
   const Options& o_;
-  std::size_t interior_;
+  std::size_t interior_, per_node_;
   dps::Threads<Block> blocks_;
   dps::Threads<Conductor> conductor_;
   Graphs graphs_;
@@ -187,16 +189,15 @@ Result run(dps::Application& app, const Options& o) {
     if (swept.residual >= 0) result.residual = swept.residual;
     if (o.tolerance > 0 && swept.residual >= 0 && swept.residual < o.tolerance) break;
     if (done >= o.iterations) break;
-    std::size_t target = job.size();
-    if (auto r = o.resizes.find(done); r != o.resizes.end()) target = static_cast<std::size_t>(r->second);
-    const bool point = o.resizes.count(done) > 0 || (o.resize_every > 0 && done % o.resize_every == 0);
-    if (!point) continue;
+    const auto scheduled = o.resizes.find(done);
+    if (scheduled == o.resizes.end() && !(o.resize_every > 0 && done % o.resize_every == 0)) continue;  // no resize point
+    std::size_t target = scheduled != o.resizes.end() ? static_cast<std::size_t>(scheduled->second) : job.size();
     const double per_iteration = (app.now() - segment_start) / static_cast<double>(done - segment_first);
     if (o.policy) target = o.policy->decide({done, job.size(), per_iteration, redistribution});
     if (target == job.size()) continue;
     result.iteration_seconds.push_back(per_iteration);
     const Resize r = job.resize(target, done);
-    redistribution = r.seconds;
+    redistribution = r.redistribution_s;
     result.resizes.push_back(r);
     segment_start = app.now();
     segment_first = done;

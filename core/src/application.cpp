@@ -148,7 +148,7 @@ void Application::trace_cores(NodeId node) {
 NodeId Application::add_node() { return add_nodes(1).front(); }
 
 std::vector<NodeId> Application::add_nodes(std::size_t count) {
-  const std::vector<NodeId> added = count == 1 ? std::vector<NodeId>{backend_->add_node()} : backend_->add_nodes(count);
+  const std::vector<NodeId> added = backend_->add_nodes(count);
   for (NodeId node : added) {
     trace_cores(node);
     runtime_->lifecycle(Lifecycle::NodeAdded, nullptr, node);

@@ -1,6 +1,6 @@
 // The redistribution plan: pieces per dimension, messages per superblock position, a contention-free
 // schedule by bipartite edge colouring.
-#include "dps/redistribution.hpp"
+#include "dps/redistribution_plan.hpp"
 
 #include <algorithm>
 #include <map>

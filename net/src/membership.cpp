@@ -256,26 +256,25 @@ std::vector<NodeId> TcpBackend::add_nodes(std::size_t count) {
 }
 
 void TcpBackend::Impl::integrate(NodeId node) {
-  Impl& i = *this;
-  i.wait_for_instances([&] { return i.joined.contains(node); }, "node " + std::to_string(node) + " to join", {node});
-  Members m{{i.endpoint}};
+  wait_for_instances([&] { return joined.contains(node); }, "node " + std::to_string(node) + " to join", {node});
+  Members m{{endpoint}};
   {
-    std::lock_guard lock(i.mu);
-    for (NodeId n : i.live)
-      if (n != 0) m.nodes.push_back(i.joined.at(n).self);
+    std::lock_guard lock(mu);
+    for (NodeId n : live)
+      if (n != 0) m.nodes.push_back(joined.at(n).self);
   }
-  m.nodes.push_back(i.joined.at(node).self);
-  i.send_directive(node, m);
-  i.wait_for([&] { return i.ready.contains(node); }, "node " + std::to_string(node) + " to connect to the others",
-             i.options.join_timeout);
-  i.align_clock(node);
-  i.send_structure(node);
+  m.nodes.push_back(joined.at(node).self);
+  send_directive(node, m);
+  wait_for([&] { return ready.contains(node); }, "node " + std::to_string(node) + " to connect to the others",
+             options.join_timeout);
+  align_clock(node);
+  send_structure(node);
   {
-    std::lock_guard lock(i.mu);
-    i.live.insert(node);
+    std::lock_guard lock(mu);
+    live.insert(node);
   }
   for (const Endpoint& e : m.nodes)
-    if (e.node != 0 && e.node != node) i.send_directive(e.node, m);
+    if (e.node != 0 && e.node != node) send_directive(e.node, m);
 }
 
 bool TcpBackend::can_add_nodes() const { return impl_->launcher != nullptr; }

@@ -17,8 +17,8 @@
 #include "dps/redistribution_plan.hpp"
 #include "dps/threads.hpp"
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -49,15 +49,6 @@ struct Start {
     a(plan);
   }
 };
-struct Shape {  // part `part` of the new layout: rows × stride elements with a margin (none: it leaves)
-  std::uint32_t part = 0;
-  std::size_t rows = 0, stride = 0, margin = 0;
-  bool keeps = false;
-  template <class A>
-  void serialize(A& a) {
-    a(part, rows, stride, margin, keeps);
-  }
-};
 struct Done {
   std::uint32_t next = 0;  // the step that may start
   std::uint32_t part = 0;  // where it was done
@@ -68,12 +59,26 @@ struct Done {
 };
 
 inline constexpr std::size_t kPiece = std::size_t{1} << 20;  // bytes
-struct Storage {  // how a part stores its elements
+
+// How a part stores its elements (Layout::offset, without the layout).
+struct Storage {
   std::size_t stride = 0, margin = 0;
   std::size_t at(std::size_t row, std::size_t col) const noexcept { return (row + margin) * stride + col + margin; }
   template <class A>
   void serialize(A& a) {
     a(stride, margin);
+  }
+};
+inline Storage storage_of(const Layout& layout, std::size_t part) { return {layout.stride(part), layout.margin()}; }
+
+struct Shape {  // part `part` of the new layout: `rows` rows, margin included (none: it leaves)
+  std::uint32_t part = 0;
+  std::size_t rows = 0;
+  Storage storage;
+  bool keeps = false;
+  template <class A>
+  void serialize(A& a) {
+    a(part, rows, storage, keeps);
   }
 };
 struct Send {
@@ -106,8 +111,6 @@ struct Commit {
   }
 };
 
-inline Storage storage(const Layout& layout, std::size_t part) { return {layout.stride(part), layout.margin()}; }
-
 struct Prepare : Split<Start, Shape, Desk> {
   Step execute(Start start) {
     begin_phase("redistribution");
@@ -115,8 +118,8 @@ struct Prepare : Split<Start, Shape, Desk> {
     const RedistributionPlan& plan = *thread().plan;
     for (std::uint32_t p = 0; p < plan.parts(); ++p) {
       const bool keeps = p < plan.to.parts();
-      const std::size_t margin = plan.to.margin();
-      co_await post(Shape{p, keeps ? plan.to.local_rows(p) + 2 * margin : 0, keeps ? plan.to.stride(p) : 0, margin, keeps});
+      co_await post(Shape{p, keeps ? plan.to.local_rows(p) + 2 * plan.to.margin() : 0,
+                          keeps ? storage_of(plan.to, p) : Storage{}, keeps});
     }
   }
 };
@@ -127,14 +130,14 @@ struct Allocate : Leaf<Shape, Done, typename Access::State> {
   Done execute(const Shape& s) {
     if (!s.keeps) return {0, s.part};
     using T = typename Access::Element;
-    auto& to = Access::of(this->thread()).incoming = LargeArray<T>::uninitialized(s.rows * s.stride);
-    if (to.allocated() && s.margin > 0) {
-      const std::size_t m = s.margin;
-      std::fill_n(to.data(), m * s.stride, T{});
-      std::fill_n(to.data() + (s.rows - m) * s.stride, m * s.stride, T{});
+    const std::size_t stride = s.storage.stride, m = s.storage.margin;
+    auto& to = Access::of(this->thread()).incoming = LargeArray<T>::uninitialized(s.rows * stride);
+    if (to.allocated() && m > 0) {
+      std::fill_n(to.data(), m * stride, T{});
+      std::fill_n(to.data() + (s.rows - m) * stride, m * stride, T{});
       for (std::size_t i = m; i + m < s.rows; ++i) {
-        std::fill_n(to.data() + i * s.stride, m, T{});
-        std::fill_n(to.data() + (i + 1) * s.stride - m, m, T{});
+        std::fill_n(to.data() + i * stride, m, T{});
+        std::fill_n(to.data() + (i + 1) * stride - m, m, T{});
       }
     }
     return {0, s.part};
@@ -148,7 +151,7 @@ struct Dispatch : Stream<Done, Send, Desk> {
     const RedistributionPlan& plan = *thread().plan;
     for (std::uint32_t index : plan.steps.at(first.next)) {
       const Transfer& t = plan.transfers[index];
-      Send send{t.from, t.to, first.next, t.rects, t.elements, storage(plan.from, t.from), storage(plan.to, t.to)};
+      Send send{t.from, t.to, first.next, t.rects, t.elements, storage_of(plan.from, t.from), storage_of(plan.to, t.to)};
       co_await post(std::move(send));
     }
   }
@@ -163,7 +166,7 @@ struct Pack : Split<Send, Piece<typename Access::Element>, typename Access::Stat
     std::size_t elements = 0;
     for (const Rect& r : s.rects)
       for (std::size_t row = 0; row < r.rows;) {
-        const std::size_t rows = std::min(r.rows - row, std::max<std::size_t>(1, (limit - elements) / std::max<std::size_t>(1, r.cols)));
+        const std::size_t rows = std::min(r.rows - row, std::max<std::size_t>(1, (limit - elements) / r.cols));
         rects.push_back({r.from_row + row, r.from_col, r.to_row + row, r.to_col, rows, r.cols});
         elements += rows * r.cols;
         row += rows;
