@@ -17,6 +17,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace dps::test {
@@ -156,6 +157,50 @@ TEST(Launch, TheTasksOfSrunBecomeTheNodes) {
   EXPECT_EQ(shell(command, out), 0) << out;
   EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
   EXPECT_EQ(out.find("failed"), std::string::npos) << out;
+}
+
+// What a node process's host is shared with, as each node learns it.
+struct HostShare : Leaf<Range, Partial, Stateless> {
+  Partial execute(const Range&) {
+    const char* told = std::getenv("DPS_HOST_PROCESSES");
+    return {told ? std::atol(told) : -1, 1};
+  }
+};
+
+// Node processes on one host share its cores: unless --workers says, each runs its share of workers
+// (two busy workers per process on a host of two cores cost the stencil a tenth of its speed: TBB's
+// idle workers spin beside the other process's).
+TEST(Launch, NodeProcessesOnOneHostShareItsCores) {
+  {
+    auto app = in_processes({"--nodes", "2"}, std::nullopt);
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    EXPECT_EQ(dynamic_cast<net::TcpBackend&>(app->backend()).workers(), std::max<std::size_t>(1, cores / 2));
+    auto master = app->threads<Stateless>("master", 1);
+    auto far = app->threads<Stateless>("far", 2);  // far[1] on node 1
+    auto graph = app->graph(op<Pieces<>>(master) >> op<HostShare>(far, [](const Range&, std::size_t) { return 1; }) >>
+                            op<SumPartials<>>(master));
+    EXPECT_EQ(graph.call(Range{0, 1}).get().sum, 2);  // node 1 heard that two processes share its host
+  }
+  auto told = in_processes({"--nodes", "2", "--workers", "3"}, std::nullopt);
+  EXPECT_EQ(dynamic_cast<net::TcpBackend&>(told->backend()).workers(), 3u);
+}
+
+// srun and mpirun say how many of their processes share a host.
+TEST(Launch, TheLaunchersSayHowManyProcessesShareAHost) {
+  {
+    ScopedEnv rank("SLURM_PROCID", "3"), size("SLURM_NTASKS", "5"), per_node("SLURM_STEP_TASKS_PER_NODE", "2(x2),1");
+    for (auto [node, tasks] : std::map<std::string, unsigned>{{"0", 2}, {"1", 2}, {"2", 1}, {"3", 0}}) {
+      ScopedEnv id("SLURM_NODEID", node);
+      EXPECT_EQ(net::external_rank().value().on_host, tasks) << "node " << node;
+    }
+    EXPECT_EQ(net::external_rank().value().on_host, 2u);  // no SLURM_NODEID: the first node's
+    ScopedEnv bad("SLURM_STEP_TASKS_PER_NODE", "2(x");
+    EXPECT_THROW(net::external_rank(), std::runtime_error);
+  }
+  ScopedEnv rank("OMPI_COMM_WORLD_RANK", "1"), size("OMPI_COMM_WORLD_SIZE", "4");
+  EXPECT_EQ(net::external_rank().value().on_host, 0u);  // not said
+  ScopedEnv local("OMPI_COMM_WORLD_LOCAL_SIZE", "3");
+  EXPECT_EQ(net::external_rank().value().on_host, 3u);
 }
 
 TEST(Launch, ExternalLaunchesExplainWhatTheyMiss) {

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,13 @@ inline std::vector<std::string> this_test(std::vector<std::string> extra = {}) {
   return words;
 }
 
-inline std::unique_ptr<Application> in_processes(std::vector<std::string> options) {
+// workers: each process's, unless `options` say (nullopt: the backend's default).
+inline std::unique_ptr<Application> in_processes(std::vector<std::string> options,
+                                                 std::optional<std::size_t> workers = 2) {
   static std::vector<std::string> words;
   static std::vector<char*> argv;
-  if (std::find(options.begin(), options.end(), "--workers") == options.end())
-    options.insert(options.end(), {"--workers", "2"});
+  if (workers && std::find(options.begin(), options.end(), "--workers") == options.end())
+    options.insert(options.end(), {"--workers", std::to_string(*workers)});
   words = this_test(std::move(options));
   argv.clear();
   for (auto& w : words) argv.push_back(w.data());

@@ -14,7 +14,7 @@ case $mode in
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
       exec mpirun --oversubscribe -np "$n" -x DPS_COORDINATOR -x DPS_SECRET "$@" ;;
   srun)
-    export SLURM_NTASKS=$n
+    export SLURM_NTASKS=$n SLURM_STEP_TASKS_PER_NODE=$n SLURM_NODEID=0  # srun on one node
     for ((task = 1; task < n; task++)); do SLURM_PROCID=$task "$@" >/dev/null & done
     status=0
     SLURM_PROCID=0 "$@" || status=$?

@@ -293,20 +293,49 @@ std::vector<std::string> rsh_command() {
   return words;
 }
 
+namespace {
+
+// The tasks srun runs on node `node` of its step, from SLURM_STEP_TASKS_PER_NODE: "2(x3),1" is 2 on
+// nodes 0 to 2, 1 on node 3. 0 when the list does not reach that node.
+unsigned slurm_tasks_on(const std::string& list, unsigned node) {
+  const std::string what = "SLURM_STEP_TASKS_PER_NODE=" + list;
+  std::istringstream entries(list);
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    const auto open = entry.find("(x");
+    const unsigned tasks = parse_count(entry.substr(0, open), what);
+    unsigned repeat = 1;
+    if (open != std::string::npos) {
+      if (!entry.ends_with(")")) throw std::runtime_error(what + " is not a list of 'tasks' or 'tasks(xnodes)'");
+      repeat = parse_count(entry.substr(open + 2, entry.size() - open - 3), what);
+    }
+    if (node < repeat) return tasks;
+    node -= repeat;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::optional<ExternalRank> external_rank() {
   // The most specific launcher first: mpirun inside a Slurm allocation sets both.
   static const struct {
-    const char *rank, *size, *name;
-  } known[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "mpirun"},
-               {"PMI_RANK", "PMI_SIZE", "a PMI launcher"},
-               {"SLURM_PROCID", "SLURM_NTASKS", "srun"}};
+    const char *rank, *size, *on_host, *name;
+  } known[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "mpirun"},
+               {"PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS", "a PMI launcher"},
+               {"SLURM_PROCID", "SLURM_NTASKS", nullptr, "srun"}};
   for (const auto& k : known) {
     const char* rank = std::getenv(k.rank);
     const char* size = std::getenv(k.size);
     if (!rank || !size) continue;
-    ExternalRank r{parse_count(rank, k.rank), parse_count(size, k.size), k.name};
+    ExternalRank r{parse_count(rank, k.rank), parse_count(size, k.size), 0, k.name};
     if (r.size == 0 || r.rank >= r.size)
       throw std::runtime_error(std::string(k.rank) + "=" + rank + " is not below " + k.size + "=" + size);
+    if (const char* on_host = k.on_host ? std::getenv(k.on_host) : nullptr) {
+      r.on_host = parse_count(on_host, k.on_host);
+    } else if (const char* list = k.on_host ? nullptr : std::getenv("SLURM_STEP_TASKS_PER_NODE")) {
+      const char* node = std::getenv("SLURM_NODEID");
+      r.on_host = slurm_tasks_on(list, node ? parse_count(node, "SLURM_NODEID") : 0);
+    }
     return r;
   }
   return std::nullopt;

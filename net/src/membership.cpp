@@ -30,9 +30,27 @@ Endpoint parse_endpoint(const std::string& text, NodeId node) {
   return {node, text.substr(0, colon), static_cast<std::uint16_t>(port)};
 }
 
+// Node processes that share a host share its cores: unless told, each runs as many workers as its
+// share. Node 0 tells the processes it starts how many share their host (DPS_HOST_PROCESSES); srun
+// and mpirun tell theirs; node 0 started with --nodes runs them all here.
+TcpOptions with_workers(TcpOptions o) {
+  if (o.workers != 0) return o;
+  std::size_t sharing = 1;
+  if (const std::string told = env("DPS_HOST_PROCESSES"); !told.empty()) {
+    sharing = std::strtoul(told.c_str(), nullptr, 10);
+  } else if (const auto rank = external_rank()) {
+    sharing = rank->on_host;
+  } else if (o.hostfile.empty()) {
+    sharing = o.nodes;
+  }
+  o.workers = std::max<std::size_t>(1, std::thread::hardware_concurrency() / std::max<std::size_t>(1, sharing));
+  return o;
+}
+
 }  // namespace
 
-TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o) : self(self), options(std::move(o)), strands(options.workers) {
+TcpBackend::Impl::Impl(TcpBackend& self, TcpOptions o)
+    : self(self), options(with_workers(std::move(o))), strands(options.workers) {
   // Who this process is: an instance node 0 started, a rank of srun or mpirun, or node 0.
   const std::string node_text = env("DPS_NODE");
   // A rank 0 without DPS_COORDINATOR is not taken for one: inside a Slurm batch script (which has
@@ -187,7 +205,19 @@ void TcpBackend::Impl::launch(NodeId node) {
   launcher->start(node, argv,
                   {{"DPS_NODE", std::to_string(node)},
                    {"DPS_COORDINATOR", zero + ":" + std::to_string(endpoint.port)},
-                   {"DPS_SECRET", secret.hex()}});
+                   {"DPS_SECRET", secret.hex()},
+                   {"DPS_HOST_PROCESSES", std::to_string(processes_beside(node))}});
+}
+
+// The node processes on the host of `node` once it runs: every node number handed out and not
+// removed there (lost ones too: a count a little high only costs a worker). Node 0's host is this one.
+std::size_t TcpBackend::Impl::processes_beside(NodeId node) const {
+  std::lock_guard lock(mu);
+  const auto host = [&](NodeId n) { return remote && n != 0 ? remote->host(n) : std::string(); };
+  std::size_t count = 0;
+  for (NodeId n = 0; n < next_node; ++n)
+    count += !departed.contains(n) && host(n) == host(node);
+  return count;
 }
 
 void TcpBackend::Impl::join() {
@@ -278,6 +308,8 @@ void TcpBackend::Impl::integrate(NodeId node) {
 }
 
 bool TcpBackend::can_add_nodes() const { return impl_->launcher != nullptr; }
+
+std::size_t TcpBackend::workers() const noexcept { return impl_->strands.workers(); }
 
 // The kernel has moved the node's threads away: it is told to leave (protocol.hpp, Leaving).
 void TcpBackend::remove_node(NodeId node) {

@@ -69,6 +69,7 @@ struct TcpBackend::Impl final : Connection::Handler {
   void tell_all(const Directive& d) noexcept;  // the same; a node that cannot be told is leaving or lost
   void start_instances();              // node 0: start (unless srun or mpirun did) and wait for them
   void launch(NodeId node);            // node 0: start the instance of `node` (integrate() waits for it)
+  std::size_t processes_beside(NodeId node) const;  // node 0: node processes on the host of `node`
   void join();                         // other nodes
   void align_clock(NodeId node);       // node 0
   void integrate(NodeId node);         // node 0: a launched instance joins, meets the others, learns the structure

@@ -29,7 +29,7 @@ namespace dps {
 
 struct ApplicationOptions {
   std::size_t nodes = 4;
-  std::size_t workers = 0;  // OS threads running DPS threads; 0: one per core
+  std::size_t workers = 0;  // OS threads running DPS threads; 0: the cores, shared by a host's node processes
 };
 
 // What the command line asks for (Application::options_help lists it).

@@ -75,6 +75,7 @@ std::vector<std::string> rsh_command();
 // This process's rank and the number of processes when srun or mpirun started it.
 struct ExternalRank {
   unsigned rank = 0, size = 0;
+  unsigned on_host = 0;  // of them on this process's host; 0: the launcher does not say
   std::string launcher;  // "mpirun", "srun" or "a PMI launcher"
 };
 std::optional<ExternalRank> external_rank();  // throws std::runtime_error on malformed values

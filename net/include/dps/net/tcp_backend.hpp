@@ -30,7 +30,8 @@ struct TcpOptions {
   std::size_t nodes = 0;              // node 0: processes of the application (itself included);
                                       // 0: the hostfile's slots, else 1
   std::string hostfile;               // node 0: start the others on these hosts (RemoteLauncher)
-  std::size_t workers = 0;            // OS threads running DPS threads in each process; 0: one per core
+  std::size_t workers = 0;            // OS threads running DPS threads in each process; 0: the host's
+                                      // cores shared among the node processes on it
   std::vector<std::string> argv;      // node 0: what the other instances run (argv[0] is replaced)
   std::size_t max_frame = 1u << 30;   // a larger frame closes its connection
   double join_timeout = 30;           // seconds node 0 waits for the instances it started
@@ -55,6 +56,7 @@ class TcpBackend final : public Backend, public ClusterLink {
   NodeId add_node() override;
   std::vector<NodeId> add_nodes(std::size_t count) override;  // their instances start together
   bool can_add_nodes() const override;
+  std::size_t workers() const noexcept;  // this process's (TcpOptions::workers)
   void remove_node(NodeId node) override;
   void schedule(Thread& thread, Priority priority) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
