@@ -2,7 +2,9 @@
 // their figures only in an optimized build without sanitizers: under ASan or TSan they would measure
 // the sanitizer, so there they check structure only.
 //
-//   if (kMeasures) EXPECT_GT(model.network.bandwidth, 0.7 * link);
+//   if (kMeasures) {
+//     EXPECT_GT(model.network.bandwidth, 0.7 * link);
+//   }
 #pragma once
 
 namespace dps::test {

@@ -127,14 +127,18 @@ void run_inside(const std::string& hostfile) {
   ASSERT_EQ(got.all.size(), 1u);
   EXPECT_EQ(got.all[0].node, 1);
   const double floor = 0.75 * static_cast<double>(bytes) * 8 / (kMbit * 1e6);
-  if (kMeasures) EXPECT_GT(transfer, floor) << "the link is not limited";
+  if (kMeasures) {
+    EXPECT_GT(transfer, floor) << "the link is not limited";
+  }
   std::printf("4 MiB to host 1 in %.3f s (%.1f Mbit/s)\n", transfer, static_cast<double>(bytes) * 8 / transfer / 1e6);
 
   // 300 ms of CPU on a host capped at half a core take about twice as long.
   Task burn{2, 300, {}};
   const Reports cpu = graph.call(std::move(burn)).get();
   ASSERT_EQ(cpu.all.size(), 1u);
-  if (kMeasures) EXPECT_GT(cpu.all[0].wall_s, 1.4 * cpu.all[0].cpu_s) << "the CPU share is not limited";
+  if (kMeasures) {
+    EXPECT_GT(cpu.all[0].wall_s, 1.4 * cpu.all[0].cpu_s) << "the CPU share is not limited";
+  }
   std::printf("%.3f s of CPU took %.3f s on host 2\n", cpu.all[0].cpu_s, cpu.all[0].wall_s);
 }
 

@@ -95,9 +95,10 @@ TEST(SimBackend, PartialDirectExecutionPredictsWithinTwoPercentOfDirectExecution
   // leaves, it would predict the direct run within 2 %. (The leaves' CPU time is a measured figure,
   // measuring.hpp; a neighbour on the other core makes one worker's leaves several percent slower.)
   const double busiest = std::max(on_worker.begin()->second, on_worker.rbegin()->second);
-  if (kMeasures)
+  if (kMeasures) {
     EXPECT_NEAR(direct / (busiest + around_leaves), 1.0, 0.02)
         << "direct " << direct << " s, PDEXEC " << modelled << " s, busiest worker's leaves " << busiest << " s";
+  }
 }
 
 std::string dump(const MemoryTrace& trace) {
@@ -281,7 +282,9 @@ TEST(SimBackend, MeasureThenReuseRunsTheFirstCallsOnlyAndChargesTheirMean) {
   volatile double x = Spin::loop();
   (void)x;
   const double one = detail::thread_cpu_seconds() - start;
-  if (kMeasures) EXPECT_NEAR(s.app->now() / (20 * one), 1.0, 0.25);
+  if (kMeasures) {
+    EXPECT_NEAR(s.app->now() / (20 * one), 1.0, 0.25);
+  }
   Spin::iterations = 2'000'000;
 }
 
