@@ -34,6 +34,15 @@ void computed(const void* site, double estimate, double cpu_seconds) {
   if (c.runtime && c.thread) c.runtime->backend().computed(*c.thread, site, estimate, cpu_seconds);
 }
 
+}  // namespace detail
+
+void charge(double seconds) {
+  const detail::Context& c = detail::current();
+  if (c.runtime && c.thread && c.runtime->backend().models_compute()) c.runtime->backend().charge(*c.thread, seconds);
+}
+
+namespace detail {
+
 double thread_cpu_seconds() noexcept {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);

@@ -5,7 +5,11 @@
 //   double x = dps::compute(2e-3, [&] { return norm(v); });                  // PDEXEC: returns 0.0
 //
 // When the function is skipped its result is value-initialized, so use it only where the flow of the
-// application does not depend on the values (the simulator only needs the flow). A simulator that
+// application does not depend on the values (the simulator only needs the flow). Where it does (a
+// bound that prunes a search), run the computation and dps::charge what a model says it costs:
+//
+//   long trees = frontier.run(search, budget);                 // always for real
+//   dps::charge(cost_per_tree * trees);                        // PDEXEC: this is its simulated time A simulator that
 // measures then reuses (seed 004 §7) times the first calls of each call site with each estimate and
 // charges their mean for the later ones.
 #pragma once
@@ -29,6 +33,10 @@ ComputePlan plan_compute(const void* site, double estimate);  // asks the curren
 void computed(const void* site, double estimate, double cpu_seconds);
 double thread_cpu_seconds() noexcept;
 }  // namespace detail
+
+// Under partial direct execution, charges the calling operation `seconds` of computation; elsewhere
+// nothing (a real run takes the time it takes, direct execution measures it).
+void charge(double seconds);
 
 template <class F>
 auto compute(double estimate_seconds, F&& fn) -> std::invoke_result_t<F&> {

@@ -1,0 +1,125 @@
+// tsp: the exact optimum of a symmetric TSPLIB instance by parallel branch and bound (Held–Karp
+// 1-tree bounds), worker threads load-balanced by a conductor, added and removed during the search.
+// tsp-sim predicts the same search (the same tree: the bounds run for real, PDEXEC charges their model).
+// The last line is JSON with instance, cities, length, optimal, nodes_explored, time_s (predicted_s).
+//
+//   tsp data/tsplib/berlin52.tsp --nodes 2
+//   tsp data/tsplib/eil51.tsp --nodes 3 --threads 4 --resize 10:2,20:6
+//   tsp-sim data/tsplib/att48.tsp --model cluster.json --nodes 8 --pdexec
+#include "solver.hpp"
+
+#include <dps/cli.hpp>
+#include <dps/dps.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+#ifdef DPS_SIM
+constexpr const char* kProgram = "tsp-sim";
+constexpr const char* kTimeKey = "predicted_s";
+#else
+constexpr const char* kProgram = "tsp";
+constexpr const char* kTimeKey = "time_s";
+#endif
+
+long whole_number(const std::string& option, const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const long value = std::stol(text, &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(option + " expects whole numbers, got '" + text + "'");
+}
+
+// "ROUND:THREADS[,...]": after that many rounds, continue on that many worker threads.
+std::map<long, std::size_t> resizes(const std::string& text) {
+  std::map<long, std::size_t> points;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) throw std::invalid_argument("--resize expects ROUND:THREADS[,...], got '" + item + "'");
+    const long after = whole_number("--resize", item.substr(0, colon)), threads = whole_number("--resize", item.substr(colon + 1));
+    if (after < 1 || threads < 1) throw std::invalid_argument("--resize needs a round and a thread count of at least 1, got '" + item + "'");
+    if (!points.emplace(after, static_cast<std::size_t>(threads)).second) throw std::invalid_argument("--resize names round " + std::to_string(after) + " twice");
+  }
+  return points;
+}
+
+// The optimum OPTIMA.txt beside the instance knows ("name length" lines, # comments), if any.
+std::optional<long> known_optimum(const std::string& path, const std::string& name) {
+  std::ifstream in(std::filesystem::path(path).parent_path() / "OPTIMA.txt");
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string key;
+    long length = 0;
+    if (words >> key && key == name && words >> length) return length;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  return dps::run_main(kProgram, [&] {
+    std::string output;  // printed once the application has ended (the simulator prints its own figures then)
+    int code = 0;
+    {
+      dps::Application app(argc, argv);  // returns on node 0 only
+      std::vector<std::string> args = app.args();
+      const std::string file = !args.empty() && !args[0].starts_with("-") ? args[0] : "";
+      if (!file.empty()) args.erase(args.begin());
+      long threads = static_cast<long>(app.nodes()), budget = 0, rounds = 16;
+      double tree_cost_ns = 0;
+      bool cold = false;
+      std::string resize_list;
+      dps::Cli cli(std::string(kProgram) + " FILE.tsp", "The optimal tour of a symmetric TSPLIB instance, by branch and bound on DPS worker threads.");
+      cli.option("--threads", threads, "worker threads at the start (default: one per node)")
+          .option("--budget", budget, "subproblems a worker expands per round (default: about 10 ms of them)")
+          .option("--rounds", rounds, "rounds per call of the search graph, between resize points (default 16)")
+          .option("--resize", resize_list, "R:P[,R:P...]  after round R, continue on P worker threads (their work handed on)")
+          .flag("--cold", cold, "start without a first tour: the search finds every tour itself (a larger tree)")
+          .option("--tree-cost", tree_cost_ns, "NS  a 1-tree's cost per city squared, for partial direct execution (default: measured here)");
+      if (!cli.parse(args, dps::Application::options_help())) return 0;
+      if (file.empty()) throw std::invalid_argument("give a TSPLIB file: " + std::string(kProgram) + " FILE.tsp [options]");
+      if (threads < 1 || rounds < 1 || budget < 0 || tree_cost_ns < 0)
+        throw std::invalid_argument("--threads and --rounds must be at least 1, --budget and --tree-cost not negative");
+      tsp::SolveOptions o{static_cast<std::size_t>(threads), budget, rounds, resizes(resize_list), cold};
+      const tsp::Instance instance = tsp::read_tsplib(file);
+      if (app.backend().models_compute())
+        tsp::set_tree_cost(tree_cost_ns > 0 ? tsp::TreeCost{tree_cost_ns * 1e-9} : tsp::TreeCost::measure(instance));
+      const tsp::Result r = tsp::solve(app, instance, o);
+      std::string log;
+      for (const tsp::Resized& z : r.resizes)
+        log += (log.empty() ? "" : ", ") + std::string("{\"after\": ") + std::to_string(z.after) + ", \"threads\": " +
+               std::to_string(z.threads) + ", \"handed\": " + std::to_string(z.handed) + "}";
+      const std::optional<long> optimum = known_optimum(file, instance.name);
+      output = "tour:";
+      for (int city : r.tour) output += " " + std::to_string(city + 1);
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "\n{\"instance\": \"%s\", \"cities\": %d, \"length\": %ld, \"optimal\": %s, \"nodes_explored\": %ld, "
+                    "\"%s\": %.6f, \"threads\": %zu, \"nodes\": %zu, \"rounds\": %ld, \"root_bound\": %.3f, \"first_tour\": %ld, ",
+                    instance.name.c_str(), instance.n, r.length, optimum ? std::to_string(*optimum).c_str() : "null", r.explored,
+                    kTimeKey, r.seconds, r.resizes.empty() ? o.threads : r.resizes.back().threads, app.nodes(), r.rounds,
+                    r.root_bound, r.first_tour);
+      output += line + std::string("\"resizes\": [") + log + "]}";
+      if (optimum && *optimum != r.length) {
+        std::fprintf(stderr, "%s: found a tour of %ld, but the optimum is %ld\n", kProgram, r.length, *optimum);
+        code = 1;
+      }
+    }
+    std::printf("%s\n", output.c_str());
+    return code;
+  });
+}

@@ -1,0 +1,219 @@
+// The parallel search's operations and graph.
+#include "solver.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <tuple>
+#include <limits>
+
+namespace tsp {
+
+namespace {
+
+TreeCost tree_cost;
+
+struct Work {
+  std::size_t worker = 0;
+  long best = 0, budget = 0;
+  SearchSettings settings;
+  std::vector<Subproblem> given;
+  std::size_t give = 0;  // subproblems to hand back for the pool
+  template <class A>
+  void serialize(A& a) {
+    a(worker, best, budget, settings, given, give);
+  }
+};
+struct Report {
+  std::size_t worker = 0;
+  long best = 0;
+  Tour tour;  // when shorter than the best it was given
+  long expanded = 0, trees = 0;
+  std::size_t open = 0;
+  std::vector<Subproblem> donated;
+  template <class A>
+  void serialize(A& a) {
+    a(worker, best, tour, expanded, trees, open, donated);
+  }
+};
+
+// Takes a round's reports in worker order (the search must not depend on their arrival): the best
+// tour, what each worker has left, the pool refilled.
+void take(Conductor& c, std::vector<Report>& reports) {
+  std::sort(reports.begin(), reports.end(), [](const Report& a, const Report& b) { return a.worker < b.worker; });
+  for (Report& r : reports) {
+    if (r.best < c.progress.best) c.progress.best = r.best, c.progress.tour = std::move(r.tour);
+    c.progress.expanded += r.expanded;
+    c.progress.trees += r.trees;
+    if (r.worker < c.open.size()) c.open[r.worker] = r.open;
+    for (Subproblem& s : r.donated) c.pool.push_back(std::move(s));
+  }
+}
+
+// The next round: a subproblem from the pool to each worker without work, the shallowest first; then
+// if the pool holds fewer than one per worker, one from each worker that has two or more.
+std::vector<Work> plan(Conductor& c) {
+  const std::size_t workers = c.segment.workers;
+  std::vector<Work> round(workers);
+  std::size_t next = 0;
+  for (std::size_t w = 0; w < workers; ++w) {
+    round[w] = {w, c.progress.best, c.segment.budget, c.segment.settings, {}, 0};
+    if (c.open[w] == 0 && next < c.pool.size()) {
+      round[w].given.push_back(std::move(c.pool[next++]));
+      c.open[w] = 1;
+    }
+  }
+  c.pool.erase(c.pool.begin(), c.pool.begin() + static_cast<std::ptrdiff_t>(next));
+  if (c.pool.size() < workers)
+    for (std::size_t w = 0; w < workers; ++w)
+      if (c.open[w] >= 2) round[w].give = 1;
+  return round;
+}
+
+struct Open : dps::Split<Segment, Work, Conductor> {
+  dps::Step execute(Segment s) {
+    Conductor& c = thread();
+    c.segment = s;
+    c.segment.handed.clear();
+    c.round = 0;
+    c.progress = {s.best, std::move(s.tour), 0, 0, 0};  // main passes the best known
+    for (Subproblem& h : s.handed) c.pool.push_back(std::move(h));
+    c.open.assign(s.workers, 0);  // unknown after a resize: whoever has work keeps it
+    for (Work& w : plan(c)) co_await post(std::move(w));
+  }
+};
+
+struct Expand : dps::Leaf<Work, Report, Worker> {
+  Report execute(Work w) {
+    Worker& me = thread();
+    for (Subproblem& s : w.given) me.frontier.push(std::move(s));
+    Report r{w.worker, w.best, {}, 0, 0, 0, {}};
+    const Search search(me.instance, w.settings);
+    Tour tour;
+    const Frontier::Ran ran = me.frontier.run(search, w.budget, r.best, tour);  // for real: it steers the search
+    dps::charge(tree_cost.of(ran.trees, me.instance.n));
+    if (r.best < w.best) r.tour = std::move(tour);
+    r.expanded = ran.expanded, r.trees = ran.trees;
+    r.donated = me.frontier.give(w.give);
+    r.open = me.frontier.size();
+    return r;
+  }
+};
+
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// The first tour and the root's bound. Under partial direct execution the bound is charged by the
+// model, as the workers' are; the tour heuristic by what it took here (it is not modelled).
+struct Prepare : dps::Leaf<Instance, Start, Conductor> {
+  Start execute(const Instance& in) {
+    Start s;
+    const double cpu = cpu_seconds();
+    s.tour = initial_tour(in);
+    s.length = tour_length(in, s.tour);
+    const double heuristic = cpu_seconds() - cpu;
+    long trees = 0;
+    std::tie(s.root, s.settings, trees) = Search::root(in);
+    dps::charge(heuristic + tree_cost.of(trees, in.n));
+    return s;
+  }
+};
+
+struct Next : dps::Stream<Report, Work, Conductor> {
+  dps::Step execute(Report first) {
+    std::vector<Report> reports{std::move(first)};
+    while (auto more = co_await next()) reports.push_back(std::move(*more));
+    Conductor& c = thread();
+    take(c, reports);
+    ++c.round;
+    for (Work& w : plan(c)) co_await post(std::move(w));
+  }
+};
+
+struct Close : dps::Merge<Report, Progress, Conductor> {
+  dps::Step execute(Report first) {
+    std::vector<Report> reports{std::move(first)};
+    while (auto more = co_await next()) reports.push_back(std::move(*more));
+    Conductor& c = thread();
+    take(c, reports);
+    c.progress.open = c.pool.size();
+    for (std::size_t open : c.open) c.progress.open += open;
+    co_await post(c.progress);
+  }
+};
+
+struct ByWorker {
+  std::size_t operator()(const Work& w, std::size_t) const { return w.worker; }
+};
+
+}  // namespace
+
+void set_tree_cost(TreeCost cost) { tree_cost = cost; }
+
+TreeCost TreeCost::measure(const Instance& instance) {
+  // The best of three runs of a root bound's first steps: the cost of a 1-tree is that of Prim's O(n²).
+  constexpr int kTrees = 20;
+  double best = 1e9;
+  for (int k = 0; k < 3; ++k) {
+    std::vector<double> pi(static_cast<std::size_t>(instance.n));
+    const auto start = std::chrono::steady_clock::now();
+    held_karp(instance, Constraints(instance.n), pi, {.iterations = kTrees});
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return {best / kTrees / (static_cast<double>(instance.n) * instance.n)};
+}
+
+Solver::Solver(dps::Application& app, dps::Threads<Worker> workers, dps::Threads<Conductor> conductor)
+    : app_(app), workers_(workers), conductor_(conductor), start_(app.graph(dps::op<Prepare>(conductor), "start")) {}
+
+Start Solver::start(const Instance& instance) { return start_.call(instance).get(); }
+
+Progress Solver::run(const Segment& segment) {
+  auto graph = graphs_.find(segment.rounds);
+  if (graph == graphs_.end()) {
+    auto chain = dps::op<Open>(conductor_) >> dps::op<Expand>(workers_, ByWorker{});
+    for (long k = 1; k < segment.rounds; ++k) chain = chain >> dps::op<Next>(conductor_) >> dps::op<Expand>(workers_, ByWorker{});
+    graph = graphs_.emplace(segment.rounds, app_.graph(chain >> dps::op<Close>(conductor_), "search")).first;
+  }
+  return graph->second.call(segment).get();
+}
+
+Result solve(dps::Application& app, const Instance& instance, const SolveOptions& o) {
+  // About 10 ms of expansions per round: an expansion is some n / 2 1-trees of O(n²).
+  const long n = instance.n;
+  const long budget = o.budget > 0 ? o.budget : std::max(2L, 20'000'000L / (n * n * std::max(30L, n / 2)));
+  auto workers = app.threads<Worker>("workers", o.threads, [&](std::size_t) { return Worker{instance, {}}; });
+  auto conductor = app.threads<Conductor>("conductor", 1);
+  Solver solver(app, workers, conductor);
+  const double began = app.now();
+  const Start start = solver.start(instance);
+  Result r{start.tour, start.length, 0, 0, start.length, 0, start.root.bound, {}};
+  Segment segment{o.rounds, budget, o.threads, start.settings, start.length, start.tour, {start.root}};
+  if (o.cold) segment.best = std::numeric_limits<long>::max(), segment.tour.clear();
+  for (;;) {
+    const auto point = o.resizes.upper_bound(r.rounds);
+    segment.rounds = point == o.resizes.end() ? o.rounds : std::min(o.rounds, point->first - r.rounds);
+    const Progress p = solver.run(segment);
+    r.rounds += segment.rounds;
+    r.explored += p.expanded;
+    segment.best = p.best, segment.tour = p.tour, segment.handed.clear();
+    if (p.open == 0) break;
+    if (const auto at = o.resizes.find(r.rounds); at != o.resizes.end()) {
+      if (at->second > workers.size()) workers.add(at->second - workers.size());
+      while (workers.size() > at->second)
+        for (Subproblem& s : workers.remove(workers.size() - 1).get().frontier.take_all()) segment.handed.push_back(std::move(s));
+      r.resizes.push_back({r.rounds, at->second, segment.handed.size()});
+      segment.workers = at->second;
+    }
+  }
+  r.seconds = app.now() - began;
+  r.tour = segment.tour, r.length = segment.best;
+  check_tour(instance, r.tour);
+  if (tour_length(instance, r.tour) != r.length) throw std::logic_error("the tour's length is not the one reported");
+  return r;
+}
+
+}  // namespace tsp

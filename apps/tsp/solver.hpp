@@ -1,0 +1,146 @@
+// The parallel search as flow graphs. Worker threads each hold a frontier of subproblems; a conductor
+// on node 0 runs rounds. In a round every worker expands up to a budget of subproblems from its own
+// frontier, then reports its best tour and what is left; the conductor keeps the best tour, gives a
+// subproblem from its pool to each worker left without work, and asks the busiest for their
+// shallowest subproblems to refill the pool:
+//
+//   Open (split, conductor)      a segment starts: the pool's subproblems go to the workers
+//   Expand (leaf, worker)        takes what it is given, expands its budget, gives what it is asked
+//   Next (stream, conductor)     the round's reports, in worker order: the next round's work
+//   Close (merge, conductor)     the segment's last reports: the best tour, what is left
+//
+// Rounds depend only on the reports, taken in worker order, so a search is the same tree whatever the
+// timing: real or simulated. Between segments (resize points) workers may be added or removed; a
+// removed worker's frontier comes back to the pool.
+//
+//   tsp::Solver solver(app, workers, conductor);
+//   tsp::Start s = solver.start(instance);
+//   tsp::Progress p = solver.run({.rounds = 16, .budget = 8, .workers = 4, .settings = s.settings,
+//                                 .best = s.length, .tour = s.tour, .handed = {s.root}});
+#pragma once
+
+#include "search.hpp"
+#include "tour.hpp"
+#include "tsplib.hpp"
+
+#include <dps/dps.hpp>
+
+#include <cereal/types/string.hpp>
+#include <cereal/types/vector.hpp>
+
+#include <map>
+#include <vector>
+
+namespace tsp {
+
+template <class A>
+void serialize(A& a, Instance& i) {
+  a(i.name, i.comment, i.n, i.distances);
+}
+
+// A worker thread's state.
+struct Worker {
+  Instance instance;
+  Frontier frontier;
+  template <class A>
+  void serialize(A& a) {
+    a(instance, frontier);
+  }
+};
+
+// Where the search starts: the first tour, the root bounded (on node 0, in an operation: real and
+// simulated runs count it).
+struct Start {
+  Tour tour;
+  long length = 0;
+  Subproblem root;
+  SearchSettings settings;
+  template <class A>
+  void serialize(A& a) {
+    a(tour, length, root, settings);
+  }
+};
+
+// What a segment of rounds starts from, and what it ends with.
+struct Segment {
+  long rounds = 1;
+  long budget = 8;                  // subproblems a worker expands per round
+  std::size_t workers = 0;
+  SearchSettings settings;
+  long best = 0;                    // the best tour length known
+  Tour tour;
+  std::vector<Subproblem> handed;   // for the pool: the root, or removed workers' frontiers
+  template <class A>
+  void serialize(A& a) {
+    a(rounds, budget, workers, settings, best, tour, handed);
+  }
+};
+struct Progress {
+  long best = 0;
+  Tour tour;
+  long expanded = 0;   // subproblems expanded in the segment
+  long trees = 0;      // 1-trees computed in the segment
+  std::size_t open = 0;  // subproblems left, in frontiers and the pool
+  template <class A>
+  void serialize(A& a) {
+    a(best, tour, expanded, trees, open);
+  }
+};
+
+// The conductor's state.
+struct Conductor {
+  Segment segment;
+  long round = 0;
+  std::vector<Subproblem> pool;
+  std::vector<std::size_t> open;  // per worker, as last reported
+  Progress progress;
+  template <class A>
+  void serialize(A& a) {
+    a(segment, round, pool, open, progress);
+  }
+};
+
+// What the bound computations cost, charged under partial direct execution: seconds per 1-tree of
+// a given number of cities (O(n²)), measured on this machine or given.
+struct TreeCost {
+  double per_city_squared = 0;
+  double of(long trees, int n) const { return per_city_squared * static_cast<double>(trees) * n * n; }
+  static TreeCost measure(const Instance& instance);
+};
+void set_tree_cost(TreeCost cost);
+
+class Solver {
+ public:
+  Solver(dps::Application& app, dps::Threads<Worker> workers, dps::Threads<Conductor> conductor);
+  Start start(const Instance& instance);
+  Progress run(const Segment& segment);
+
+ private:
+  dps::Application& app_;
+  dps::Threads<Worker> workers_;
+  dps::Threads<Conductor> conductor_;
+  dps::Graph<Instance, Start> start_;
+  std::map<long, dps::Graph<Segment, Progress>> graphs_;  // by rounds
+};
+
+// The whole search on an application's threads, resized at the given rounds.
+struct SolveOptions {
+  std::size_t threads = 1;    // worker threads at the start
+  long budget = 0;            // subproblems per worker and round; 0: about 10 ms of them
+  long rounds = 16;           // rounds per call of the search graph
+  std::map<long, std::size_t> resizes;  // after that many rounds, that many worker threads
+  bool cold = false;          // no first tour: the search finds every tour itself
+};
+struct Resized {
+  long after = 0;
+  std::size_t threads = 0, handed = 0;  // subproblems the removed threads handed on
+};
+struct Result {
+  Tour tour;
+  long length = 0, explored = 0, rounds = 0, first_tour = 0;
+  double seconds = 0, root_bound = 0;  // seconds: the application's clock (simulated time in a simulation)
+  std::vector<Resized> resizes;
+};
+Result solve(dps::Application& app, const Instance& instance, const SolveOptions& options);
+
+}  // namespace tsp
