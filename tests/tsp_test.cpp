@@ -1,0 +1,197 @@
+// The TSP application (apps/tsp): the 1-tree bound against brute force, the constraints' propagation,
+// the search against dynamic programming, and every TSPLIB instance of data/tsplib solved to its
+// optimum by 1, 2 and 4 workers, resized mid-search, in-process and in the simulator (the same tree).
+#include <dps/dps.hpp>
+#include <dps/sim/sim_backend.hpp>
+
+#include "one_tree.hpp"
+#include "search.hpp"
+#include "solver.hpp"
+#include "tsplib.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using tsp::Constraints;
+using State = tsp::Constraints::State;
+
+// Euclidean cities on a span × span square, or (span 0) any symmetric weights from 1 to 100.
+tsp::Instance random_instance(int n, unsigned seed, double span) {
+  std::mt19937 g(seed);
+  std::vector<int> d(static_cast<std::size_t>(n * n));
+  std::vector<double> x(static_cast<std::size_t>(n)), y(x);
+  for (int i = 0; i < n; ++i)
+    x[static_cast<std::size_t>(i)] = std::uniform_real_distribution<double>(0, span)(g), y[static_cast<std::size_t>(i)] = std::uniform_real_distribution<double>(0, span)(g);
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) {
+      const int w = span > 0 ? tsp::euc_2d(x[static_cast<std::size_t>(i)], y[static_cast<std::size_t>(i)], x[static_cast<std::size_t>(j)], y[static_cast<std::size_t>(j)])
+                             : std::uniform_int_distribution<int>(1, 100)(g);
+      d[static_cast<std::size_t>(i * n + j)] = d[static_cast<std::size_t>(j * n + i)] = w;
+    }
+  return tsp::Instance::from_matrix("random" + std::to_string(n), n, std::move(d));
+}
+
+long brute_force(const tsp::Instance& in) {
+  tsp::Tour t(static_cast<std::size_t>(in.n));
+  for (int i = 0; i < in.n; ++i) t[static_cast<std::size_t>(i)] = i;
+  long best = LONG_MAX;
+  do best = std::min(best, tsp::tour_length(in, t));
+  while (std::next_permutation(t.begin() + 1, t.end()));
+  return best;
+}
+
+// Held and Karp's dynamic programme: the optimum in O(2^n n²).
+long dynamic_programming(const tsp::Instance& in) {
+  const int m = in.n - 1;  // cities 1..n-1 as bits
+  std::vector<long> f(static_cast<std::size_t>(1 << m) * static_cast<std::size_t>(m), LONG_MAX / 4);
+  const auto at = [&](int set, int j) -> long& { return f[static_cast<std::size_t>(set) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j)]; };
+  for (int j = 0; j < m; ++j) at(1 << j, j) = in.distance(0, j + 1);
+  for (int set = 1; set < (1 << m); ++set)
+    for (int j = 0; j < m; ++j)
+      if ((set >> j & 1) && at(set, j) < LONG_MAX / 4)
+        for (int k = 0; k < m; ++k)
+          if (!(set >> k & 1)) at(set | 1 << k, k) = std::min(at(set | 1 << k, k), at(set, j) + in.distance(j + 1, k + 1));
+  long best = LONG_MAX;
+  for (int j = 0; j < m; ++j) best = std::min(best, at((1 << m) - 1, j) + in.distance(j + 1, 0));
+  return best;
+}
+
+TEST(OneTree, TheBoundNeverPassesTheOptimumAndIsItWhenTheTreeIsATour) {
+  int tours = 0;
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    const tsp::Instance in = random_instance(9, seed, seed % 2 ? 1000.0 : 0.0);
+    const long optimum = brute_force(in);
+    std::vector<double> pi(9);
+    const tsp::Bound b = tsp::held_karp(in, Constraints(9), pi, {.iterations = 300});
+    ASSERT_TRUE(b.feasible);
+    EXPECT_LE(b.value, static_cast<double>(optimum) + 1e-9) << "seed " << seed;
+    if (!b.tour.empty()) {
+      ++tours;
+      tsp::check_tour(in, b.tour);
+      EXPECT_EQ(tsp::tour_length(in, b.tour), optimum) << "seed " << seed;
+      EXPECT_EQ(b.value, static_cast<double>(optimum)) << "seed " << seed;
+    }
+  }
+  EXPECT_GT(tours, 5);  // the equal case happens, and is checked
+}
+
+TEST(OneTree, ConstraintsPropagateWhatTheyImply) {
+  Constraints c(5);
+  ASSERT_TRUE(c.require(0, 1));
+  ASSERT_TRUE(c.require(1, 2));
+  EXPECT_EQ(c.at(1, 3), State::Forbidden);  // city 1 has its two edges
+  EXPECT_EQ(c.at(1, 4), State::Forbidden);
+  EXPECT_EQ(c.at(0, 2), State::Forbidden);  // it would close 0-1-2 early
+  ASSERT_TRUE(c.require(2, 3));
+  // City 4 is left with edges to 0 and 3 only (1 and 2 are full): both required, the tour is closed.
+  EXPECT_EQ(c.at(4, 0), State::Required);
+  EXPECT_EQ(c.at(4, 3), State::Required);
+  EXPECT_EQ(c.at(0, 3), State::Forbidden);
+  EXPECT_FALSE(c.forbid(0, 1));  // a required edge
+  Constraints three(4);  // forbidding two edges of a city of 4 leaves it one: no tour
+  ASSERT_TRUE(three.forbid(0, 1));
+  EXPECT_EQ(three.at(0, 2), State::Required);  // two left: both needed
+  EXPECT_EQ(three.at(0, 3), State::Required);
+  EXPECT_FALSE(three.forbid(0, 2));
+}
+
+TEST(Search, FindsTheDynamicProgrammingOptimumFromNoTour) {
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    const int n = 8 + static_cast<int>(seed % 6);
+    const tsp::Instance in = random_instance(n, seed, seed % 3 == 0 ? 0.0 : seed % 3 == 1 ? 1000.0 : 20.0);
+    const tsp::Solution s = tsp::solve_serial(in, {.first_tour = false});
+    tsp::check_tour(in, s.tour);
+    EXPECT_EQ(s.length, dynamic_programming(in)) << "n " << n << ", seed " << seed;
+    EXPECT_EQ(tsp::tour_length(in, s.tour), s.length);
+  }
+}
+
+std::map<std::string, long> optima() {
+  std::map<std::string, long> known;
+  std::ifstream in(std::string(DPS_TSPLIB_DIR) + "/OPTIMA.txt");
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string name;
+    long length = 0;
+    if (line.starts_with("#") || !(words >> name >> length)) continue;
+    known[name] = length;
+  }
+  return known;
+}
+
+std::unique_ptr<dps::Application> application(bool simulated) {
+  if (!simulated) return std::make_unique<dps::Application>(dps::ApplicationOptions{.nodes = 3});
+  dps::sim::ClusterModel model;
+  model.groups = {dps::sim::NodeGroup{"node", 3, 2, 1.0}};
+  model.network.latency = 5e-5;
+  model.network.bandwidth = 1e9;
+  return std::make_unique<dps::Application>(std::make_unique<dps::sim::SimBackend>(model, dps::sim::SimOptions{.nodes = 3}));
+}
+
+// 1, 2 and 4 workers, without a first tour (the search finds them all: larger trees), small rounds so
+// that work moves between workers, and resizes: 4 -> 1 -> 3 and 2 -> 4 -> 1 -> 2 mid-search.
+const std::vector<tsp::SolveOptions> kRuns = {
+    {.threads = 1, .budget = 2, .rounds = 3, .resizes = {}, .cold = true},
+    {.threads = 2, .budget = 2, .rounds = 3, .resizes = {}, .cold = true},
+    {.threads = 4, .budget = 2, .rounds = 3, .resizes = {{3, 1}, {6, 3}}, .cold = true},
+    {.threads = 2, .budget = 1, .rounds = 2, .resizes = {{1, 4}, {3, 1}, {4, 2}}, .cold = true},
+};
+
+TEST(Tsp, EveryTsplibInstanceReachesItsOptimumOnOneTwoAndFourWorkersResizedInProcess) {
+  const auto known = optima();
+  ASSERT_EQ(known.size(), 10u);
+  for (const auto& [name, optimum] : known) {
+    const tsp::Instance in = tsp::read_tsplib(std::string(DPS_TSPLIB_DIR) + "/" + name + ".tsp");
+    for (std::size_t k = 0; k < kRuns.size(); ++k) {
+      auto app = application(false);
+      const tsp::Result r = tsp::solve(*app, in, kRuns[k]);
+      EXPECT_EQ(r.length, optimum) << name << ", run " << k;
+      EXPECT_EQ(tsp::tour_length(in, r.tour), optimum) << name << ", run " << k;
+    }
+  }
+}
+
+// The search depends only on the rounds' reports, so the simulator explores the very tree a real run
+// does; with eil51 (hundreds of subproblems) and resizes, subproblems were handed on.
+TEST(Tsp, TheSimulatorExploresTheRealTree) {
+  const tsp::Instance in = tsp::read_tsplib(std::string(DPS_TSPLIB_DIR) + "/eil51.tsp");
+  for (const tsp::SolveOptions& o : kRuns) {
+    auto real = application(false);
+    auto simulated = application(true);
+    const tsp::Result a = tsp::solve(*real, in, o), b = tsp::solve(*simulated, in, o);
+    EXPECT_EQ(a.length, 426);
+    EXPECT_EQ(b.length, 426);
+    EXPECT_EQ(a.explored, b.explored);
+    EXPECT_EQ(a.rounds, b.rounds);
+    EXPECT_GT(a.explored, 100);
+    ASSERT_EQ(a.resizes.size(), b.resizes.size());
+    for (std::size_t k = 0; k < a.resizes.size(); ++k) EXPECT_EQ(a.resizes[k].handed, b.resizes[k].handed);
+    EXPECT_GT(b.seconds, 0);
+  }
+}
+
+// Workers removed mid-search hand their subproblems on: none lost (the optimum is still proven, above),
+// and some were handed (else the test would not test it).
+TEST(Tsp, RemovedWorkersHandTheirSubproblemsOn) {
+  const tsp::Instance in = tsp::read_tsplib(std::string(DPS_TSPLIB_DIR) + "/eil51.tsp");
+  auto app = application(false);
+  const tsp::Result r = tsp::solve(*app, in, kRuns[2]);
+  ASSERT_EQ(r.resizes.size(), 2u);
+  EXPECT_EQ(r.resizes[0].threads, 1u);
+  EXPECT_GT(r.resizes[0].handed, 0u);
+  EXPECT_EQ(r.length, 426);
+}
+
+}  // namespace
