@@ -134,7 +134,7 @@ std::map<std::string, long> optima() {
 std::unique_ptr<dps::Application> application(bool simulated) {
   if (!simulated) return std::make_unique<dps::Application>(dps::ApplicationOptions{.nodes = 3});
   dps::sim::ClusterModel model;
-  model.groups = {dps::sim::NodeGroup{"node", 3, 2, 1.0}};
+  model.groups = {dps::sim::NodeGroup{"node", 8, 2, 1.0}};  // 3 at the start, more as workers need them
   model.network.latency = 5e-5;
   model.network.bandwidth = 1e9;
   return std::make_unique<dps::Application>(std::make_unique<dps::sim::SimBackend>(model, dps::sim::SimOptions{.nodes = 3}));
@@ -143,10 +143,10 @@ std::unique_ptr<dps::Application> application(bool simulated) {
 // 1, 2 and 4 workers, without a first tour (the search finds them all: larger trees), small rounds so
 // that work moves between workers, and resizes: 4 -> 1 -> 3 and 2 -> 4 -> 1 -> 2 mid-search.
 const std::vector<tsp::SolveOptions> kRuns = {
-    {.threads = 1, .budget = 2, .rounds = 3, .resizes = {}, .cold = true},
-    {.threads = 2, .budget = 2, .rounds = 3, .resizes = {}, .cold = true},
-    {.threads = 4, .budget = 2, .rounds = 3, .resizes = {{3, 1}, {6, 3}}, .cold = true},
-    {.threads = 2, .budget = 1, .rounds = 2, .resizes = {{1, 4}, {3, 1}, {4, 2}}, .cold = true},
+    {.threads = 1, .per_node = 1, .budget = 2, .rounds = 3, .resizes = {}, .cold = true},
+    {.threads = 2, .per_node = 1, .budget = 2, .rounds = 3, .resizes = {}, .cold = true},
+    {.threads = 4, .per_node = 1, .budget = 2, .rounds = 3, .resizes = {{3, 1}, {6, 3}}, .cold = true},
+    {.threads = 2, .per_node = 1, .budget = 1, .rounds = 2, .resizes = {{1, 4}, {3, 1}, {4, 2}}, .cold = true},
 };
 
 TEST(Tsp, EveryTsplibInstanceReachesItsOptimumOnOneTwoAndFourWorkersResizedInProcess) {

@@ -1,6 +1,8 @@
 // run(): threads, segments, resizes, checksum.
 #include "stencil.hpp"
 
+#include <dps/packed_nodes.hpp>
+
 #include <dps/partition.hpp>
 
 #include <algorithm>
@@ -75,13 +77,12 @@ class Job {
       : app_(app),
         o_(o),
         interior_(static_cast<std::size_t>(o.n - 2)),
-        per_node_(static_cast<std::size_t>(o.per_node)),
+        nodes_(app, static_cast<std::size_t>(o.per_node)),
         blocks_(app.threads<Block>("blocks", 0)),
         conductor_(app.threads<Conductor>("conductor", 0)),
         graphs_(app, blocks_, conductor_),
         redistribute_(app, blocks_) {
     conductor_.add_on(app.backend().local_node());
-    nodes_ = app.node_ids();
     place(static_cast<std::size_t>(o.threads));
     layout_ = layout_of(size());
     graphs_.setup(layout_, interior_, 0);
@@ -112,25 +113,17 @@ class Job {
     r.redistribution_s = app_.now() - moving;
     graphs_.setup(layout_, interior_, done);
     while (size() > threads) blocks_.remove(size() - 1).get();
-    // Nodes no thread uses go back, unless they could not be had again (srun and mpirun fix them).
-    while (app_.backend().can_add_nodes() && nodes_.size() > std::max(nodes_for(size()), std::size_t{1}) &&
-           nodes_.back() != app_.backend().local_node()) {
-      app_.remove_node(nodes_.back());
-      nodes_.pop_back();
-    }
+    nodes_.release(size());
     r.seconds = app_.now() - start;
     return r;
   }
 
  private:
-  // Thread i lives on the (i / per_node)-th node of the job.
-  std::size_t nodes_for(std::size_t threads) const { return (threads + per_node_ - 1) / per_node_; }
-  dps::NodeId node_of(std::size_t thread) const { return nodes_[thread / per_node_]; }
+  dps::NodeId node_of(std::size_t thread) const { return nodes_.node_of(thread); }
 
   // Block threads up to `threads`, nodes added as needed.
   void place(std::size_t threads) {
-    if (const std::size_t needed = nodes_for(threads); needed > nodes_.size())
-      for (dps::NodeId node : app_.add_nodes(needed - nodes_.size())) nodes_.push_back(node);
+    nodes_.reserve(threads);
     for (std::size_t i = size(); i < threads; ++i) blocks_.add_on(node_of(i));
   }
 
@@ -159,12 +152,12 @@ class Job {
 
   dps::Application& app_;
   const Options& o_;
-  std::size_t interior_, per_node_;
+  std::size_t interior_;
+  dps::PackedNodes nodes_;  // thread i on the (i / per_node)-th
   dps::Threads<Block> blocks_;
   dps::Threads<Conductor> conductor_;
   Graphs graphs_;
   dps::Redistribution<&Block::grid> redistribute_;
-  std::vector<dps::NodeId> nodes_;  // the job's, in order
   dps::Layout layout_;
 };
 

@@ -79,12 +79,13 @@ int main(int argc, char** argv) {
       std::vector<std::string> args = app.args();
       const std::string file = !args.empty() && !args[0].starts_with("-") ? args[0] : "";
       if (!file.empty()) args.erase(args.begin());
-      long threads = static_cast<long>(app.nodes()), budget = 0, rounds = 16;
+      long threads = 0, per_node = 1, budget = 0, rounds = 16;
       double tree_cost_ns = 0;
       bool cold = false;
       std::string resize_list;
       dps::Cli cli(std::string(kProgram) + " FILE.tsp", "The optimal tour of a symmetric TSPLIB instance, by branch and bound on DPS worker threads.");
-      cli.option("--threads", threads, "worker threads at the start (default: one per node)")
+      cli.option("--threads", threads, "worker threads at the start (default: --per-node on every node)")
+          .option("--per-node", per_node, "worker threads per node: a resize adds or removes nodes to match (default 1)")
           .option("--budget", budget, "subproblems a worker expands per round (default: about 10 ms of them)")
           .option("--rounds", rounds, "rounds per call of the search graph, between resize points (default 16)")
           .option("--resize", resize_list, "R:P[,R:P...]  after round R, continue on P worker threads (their work handed on)")
@@ -92,9 +93,11 @@ int main(int argc, char** argv) {
           .option("--tree-cost", tree_cost_ns, "NS  a 1-tree's cost per city squared, for partial direct execution (default: measured here)");
       if (!cli.parse(args, dps::Application::options_help())) return 0;
       if (file.empty()) throw std::invalid_argument("give a TSPLIB file: " + std::string(kProgram) + " FILE.tsp [options]");
-      if (threads < 1 || rounds < 1 || budget < 0 || tree_cost_ns < 0)
-        throw std::invalid_argument("--threads and --rounds must be at least 1, --budget and --tree-cost not negative");
-      tsp::SolveOptions o{static_cast<std::size_t>(threads), budget, rounds, resizes(resize_list), cold};
+      if (threads == 0) threads = per_node * static_cast<long>(app.nodes());
+      if (threads < 1 || per_node < 1 || rounds < 1 || budget < 0 || tree_cost_ns < 0)
+        throw std::invalid_argument("--threads, --per-node and --rounds must be at least 1, --budget and --tree-cost not negative");
+      tsp::SolveOptions o{static_cast<std::size_t>(threads), static_cast<std::size_t>(per_node), budget, rounds,
+                          resizes(resize_list), cold};
       const tsp::Instance instance = tsp::read_tsplib(file);
       if (app.backend().models_compute())
         tsp::set_tree_cost(tree_cost_ns > 0 ? tsp::TreeCost{tree_cost_ns * 1e-9} : tsp::TreeCost::measure(instance));
@@ -102,7 +105,8 @@ int main(int argc, char** argv) {
       std::string log;
       for (const tsp::Resized& z : r.resizes)
         log += (log.empty() ? "" : ", ") + std::string("{\"after\": ") + std::to_string(z.after) + ", \"threads\": " +
-               std::to_string(z.threads) + ", \"handed\": " + std::to_string(z.handed) + "}";
+               std::to_string(z.threads) + ", \"nodes\": " + std::to_string(z.nodes) + ", \"handed\": " +
+               std::to_string(z.handed) + "}";
       const std::optional<long> optimum = known_optimum(file, instance.name);
       output = "tour:";
       for (int city : r.tour) output += " " + std::to_string(city + 1);

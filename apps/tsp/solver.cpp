@@ -1,6 +1,8 @@
 // The parallel search's operations and graph.
 #include "solver.hpp"
 
+#include <dps/packed_nodes.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -185,8 +187,15 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
   // About 10 ms of expansions per round: an expansion is some n / 2 1-trees of O(n²).
   const long n = instance.n;
   const long budget = o.budget > 0 ? o.budget : std::max(2L, 20'000'000L / (n * n * std::max(30L, n / 2)));
-  auto workers = app.threads<Worker>("workers", o.threads, [&](std::size_t) { return Worker{instance, {}}; });
-  auto conductor = app.threads<Conductor>("conductor", 1);
+  auto workers = app.threads<Worker>("workers", 0, [&](std::size_t) { return Worker{instance, {}}; });
+  auto conductor = app.threads<Conductor>("conductor", 0);
+  conductor.add_on(app.backend().local_node());
+  dps::PackedNodes nodes(app, o.per_node);
+  const auto place = [&](std::size_t threads) {  // nodes added as the threads need them
+    nodes.reserve(threads);
+    for (std::size_t i = workers.size(); i < threads; ++i) workers.add_on(nodes.node_of(i));
+  };
+  place(o.threads);
   Solver solver(app, workers, conductor);
   const double began = app.now();
   const Start start = solver.start(instance);
@@ -202,10 +211,11 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
     segment.best = p.best, segment.tour = p.tour, segment.handed.clear();
     if (p.open == 0) break;
     if (const auto at = o.resizes.find(r.rounds); at != o.resizes.end()) {
-      if (at->second > workers.size()) workers.add(at->second - workers.size());
+      place(at->second);
       while (workers.size() > at->second)
         for (Subproblem& s : workers.remove(workers.size() - 1).get().frontier.take_all()) segment.handed.push_back(std::move(s));
-      r.resizes.push_back({r.rounds, at->second, segment.handed.size()});
+      nodes.release(workers.size());
+      r.resizes.push_back({r.rounds, at->second, segment.handed.size(), nodes.nodes().size()});
       segment.workers = at->second;
     }
   }

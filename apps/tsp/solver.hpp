@@ -126,6 +126,7 @@ class Solver {
 // The whole search on an application's threads, resized at the given rounds.
 struct SolveOptions {
   std::size_t threads = 1;    // worker threads at the start
+  std::size_t per_node = 1;   // worker threads per node: thread i on the (i / per_node)-th node of the job
   long budget = 0;            // subproblems per worker and round; 0: about 10 ms of them
   long rounds = 16;           // rounds per call of the search graph
   std::map<long, std::size_t> resizes;  // after that many rounds, that many worker threads
@@ -134,6 +135,7 @@ struct SolveOptions {
 struct Resized {
   long after = 0;
   std::size_t threads = 0, handed = 0;  // subproblems the removed threads handed on
+  std::size_t nodes = 0;                // the job's, after
 };
 struct Result {
   Tour tour;
