@@ -31,30 +31,6 @@ constexpr const char* kProgram = "stencil";
 constexpr const char* kTimeKey = "time_s";
 #endif
 
-long whole_number(const std::string& option, const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const long value = std::stol(text, &used);
-    if (used == text.size()) return value;
-  } catch (const std::exception&) {
-  }
-  throw std::invalid_argument(option + " expects whole numbers, got '" + text + "'");
-}
-
-// "I:P[,I:P...]"
-std::map<long, long> resizes(const std::string& text) {
-  std::map<long, long> points;
-  std::stringstream items(text);
-  for (std::string item; std::getline(items, item, ',');) {
-    const auto colon = item.find(':');
-    if (colon == std::string::npos) throw std::invalid_argument("--resize expects ITERATION:THREADS[,...], got '" + item + "'");
-    const long after = whole_number("--resize", item.substr(0, colon));
-    if (!points.emplace(after, whole_number("--resize", item.substr(colon + 1))).second)
-      throw std::invalid_argument("--resize names iteration " + std::to_string(after) + " twice");
-  }
-  return points;
-}
-
 // "NODE=SPEED[,...]" or "GROUP=SPEED[,...]" (a group of --cluster: each of its nodes), over what
 // the cluster file says.
 std::map<dps::NodeId, double> speeds(const std::string& text, const stencil::ClusterFile* cluster,
@@ -75,7 +51,7 @@ std::map<dps::NodeId, double> speeds(const std::string& text, const stencil::Clu
       throw std::invalid_argument("--speeds expects NODE=SPEED with a positive speed, got '" + item + "'");
     const std::string name = item.substr(0, equals);
     if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
-      result[static_cast<dps::NodeId>(whole_number("--speeds", name))] = speed;
+      result[static_cast<dps::NodeId>(dps::whole_number("--speeds", name))] = speed;
       continue;
     }
     if (!cluster) throw std::invalid_argument("--speeds: '" + name + "' is not a node number, and no --cluster names groups");
@@ -140,7 +116,7 @@ int main(int argc, char** argv) {
                          .decomposition = stencil::decomposition_named(decomposition),
                          .threads = threads,
                          .per_node = per_node,
-                         .resizes = resize.empty() ? std::map<long, long>{} : resizes(resize),
+                         .resizes = dps::resize_points("--resize", resize, "ITERATION:THREADS"),
                          .resize_every = resize_every,
                          .partition = stencil::partition_named(partition),
                          .speeds = speeds(speed_list, cluster ? &*cluster : nullptr, cluster_path),

@@ -31,26 +31,13 @@ constexpr const char* kProgram = "tsp";
 constexpr const char* kTimeKey = "time_s";
 #endif
 
-long whole_number(const std::string& option, const std::string& text) {
-  try {
-    std::size_t used = 0;
-    const long value = std::stol(text, &used);
-    if (used == text.size()) return value;
-  } catch (const std::exception&) {
-  }
-  throw std::invalid_argument(option + " expects whole numbers, got '" + text + "'");
-}
-
 // "ROUND:THREADS[,...]": after that many rounds, continue on that many worker threads.
 std::map<long, std::size_t> resizes(const std::string& text) {
   std::map<long, std::size_t> points;
-  std::stringstream items(text);
-  for (std::string item; std::getline(items, item, ',');) {
-    const auto colon = item.find(':');
-    if (colon == std::string::npos) throw std::invalid_argument("--resize expects ROUND:THREADS[,...], got '" + item + "'");
-    const long after = whole_number("--resize", item.substr(0, colon)), threads = whole_number("--resize", item.substr(colon + 1));
-    if (after < 1 || threads < 1) throw std::invalid_argument("--resize needs a round and a thread count of at least 1, got '" + item + "'");
-    if (!points.emplace(after, static_cast<std::size_t>(threads)).second) throw std::invalid_argument("--resize names round " + std::to_string(after) + " twice");
+  for (const auto& [after, threads] : dps::resize_points("--resize", text, "ROUND:THREADS")) {
+    if (after < 1 || threads < 1)
+      throw std::invalid_argument("--resize " + std::to_string(after) + ":" + std::to_string(threads) + ": rounds and threads start at 1");
+    points[after] = static_cast<std::size_t>(threads);
   }
   return points;
 }

@@ -2,6 +2,8 @@
 #include "dps/cli.hpp"
 
 #include <charconv>
+#include <cctype>
+#include <sstream>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -24,6 +26,29 @@ std::size_t positive_count(const std::string& option, const std::string& text) {
   if (ec != std::errc() || end != text.data() + text.size() || value == 0)
     throw std::invalid_argument(option + " expects a positive integer, got '" + text + "'");
   return value;
+}
+
+long whole_number(const std::string& option, const std::string& text) {
+  long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    throw std::invalid_argument(option + " expects whole numbers, got '" + text + "'");
+  return value;
+}
+
+std::map<long, long> resize_points(const std::string& option, const std::string& text, const std::string& form) {
+  std::string step = form.substr(0, form.find(':'));
+  for (char& c : step) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::map<long, long> points;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) throw std::invalid_argument(option + " expects " + form + "[,...], got '" + item + "'");
+    const long after = whole_number(option, item.substr(0, colon));
+    if (!points.emplace(after, whole_number(option, item.substr(colon + 1))).second)
+      throw std::invalid_argument(option + " names " + step + " " + std::to_string(after) + " twice");
+  }
+  return points;
 }
 
 std::string Cli::usage(const std::string& more) const {

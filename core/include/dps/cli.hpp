@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -59,6 +60,13 @@ class Cli {
 // The value of a count option (--nodes 4): throws std::invalid_argument "OPTION expects a positive
 // integer, got 'TEXT'" otherwise. For parsers that pick their options out of others' (the backends').
 std::size_t positive_count(const std::string& option, const std::string& text);
+
+// A whole number (--speeds 3=2): throws std::invalid_argument "OPTION expects whole numbers, got 'TEXT'".
+long whole_number(const std::string& option, const std::string& text);
+
+// Resize points, "STEP:COUNT[,STEP:COUNT...]" (--resize 50:4,100:2: after step 50, 4 threads; after
+// 100, 2): `form` names them in errors ("ITERATION:THREADS"). Throws std::invalid_argument.
+std::map<long, long> resize_points(const std::string& option, const std::string& text, const std::string& form);
 
 // Runs `body`; an exception becomes "program: reason" on stderr and exit code 2.
 template <class F>
