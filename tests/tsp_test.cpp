@@ -143,10 +143,10 @@ std::unique_ptr<dps::Application> application(bool simulated) {
 // 1, 2 and 4 workers, without a first tour (the search finds them all: larger trees), small rounds so
 // that work moves between workers, and resizes: 4 -> 1 -> 3 and 2 -> 4 -> 1 -> 2 mid-search.
 const std::vector<tsp::SolveOptions> kRuns = {
-    {.threads = 1, .per_node = 1, .budget = 2, .rounds = 3, .resizes = {}, .cold = true},
-    {.threads = 2, .per_node = 1, .budget = 2, .rounds = 3, .resizes = {}, .cold = true},
-    {.threads = 4, .per_node = 1, .budget = 2, .rounds = 3, .resizes = {{3, 1}, {6, 3}}, .cold = true},
-    {.threads = 2, .per_node = 1, .budget = 1, .rounds = 2, .resizes = {{1, 4}, {3, 1}, {4, 2}}, .cold = true},
+    {.threads = 1, .per_node = 1, .budget = 60, .rounds = 3, .resizes = {}, .cold = true},
+    {.threads = 2, .per_node = 1, .budget = 60, .rounds = 3, .resizes = {}, .cold = true},
+    {.threads = 4, .per_node = 1, .budget = 60, .rounds = 3, .resizes = {{3, 1}, {6, 3}}, .cold = true},
+    {.threads = 2, .per_node = 1, .budget = 30, .rounds = 2, .resizes = {{1, 4}, {3, 1}, {4, 2}}, .cold = true},
 };
 
 TEST(Tsp, EveryTsplibInstanceReachesItsOptimumOnOneTwoAndFourWorkersResizedInProcess) {

@@ -66,25 +66,26 @@ int main(int argc, char** argv) {
       std::vector<std::string> args = app.args();
       const std::string file = !args.empty() && !args[0].starts_with("-") ? args[0] : "";
       if (!file.empty()) args.erase(args.begin());
-      long threads = 0, per_node = 1, budget = 0, rounds = 16;
+      long threads = 0, per_node = 1, budget = 0, rounds = 16, kicks = 0;
       double tree_cost_ns = 0;
       bool cold = false;
       std::string resize_list;
       dps::Cli cli(std::string(kProgram) + " FILE.tsp", "The optimal tour of a symmetric TSPLIB instance, by branch and bound on DPS worker threads.");
       cli.option("--threads", threads, "worker threads at the start (default: --per-node on every node)")
           .option("--per-node", per_node, "worker threads per node: a resize adds or removes nodes to match (default 1)")
-          .option("--budget", budget, "subproblems a worker expands per round (default: about 10 ms of them)")
+          .option("--budget", budget, "1-trees a worker's bounds compute per round (default: about 15 ms of them)")
           .option("--rounds", rounds, "rounds per call of the search graph, between resize points (default 16)")
           .option("--resize", resize_list, "R:P[,R:P...]  after round R, continue on P worker threads (their work handed on)")
+          .option("--kicks", kicks, "the first tour's iterated local search: kicks over all workers (default: 10 x cities)")
           .flag("--cold", cold, "start without a first tour: the search finds every tour itself (a larger tree)")
           .option("--tree-cost", tree_cost_ns, "NS  a 1-tree's cost per city squared, for partial direct execution (default: measured here)");
       if (!cli.parse(args, dps::Application::options_help())) return 0;
       if (file.empty()) throw std::invalid_argument("give a TSPLIB file: " + std::string(kProgram) + " FILE.tsp [options]");
       if (threads == 0) threads = per_node * static_cast<long>(app.nodes());
-      if (threads < 1 || per_node < 1 || rounds < 1 || budget < 0 || tree_cost_ns < 0)
-        throw std::invalid_argument("--threads, --per-node and --rounds must be at least 1, --budget and --tree-cost not negative");
+      if (threads < 1 || per_node < 1 || rounds < 1 || budget < 0 || kicks < 0 || tree_cost_ns < 0)
+        throw std::invalid_argument("--threads, --per-node and --rounds must be at least 1, --budget, --kicks and --tree-cost not negative");
       tsp::SolveOptions o{static_cast<std::size_t>(threads), static_cast<std::size_t>(per_node), budget, rounds,
-                          resizes(resize_list), cold};
+                          resizes(resize_list), static_cast<int>(kicks), cold};
       const tsp::Instance instance = tsp::read_tsplib(file);
       if (app.backend().models_compute())
         tsp::set_tree_cost(tree_cost_ns > 0 ? tsp::TreeCost{tree_cost_ns * 1e-9} : tsp::TreeCost::measure(instance));
@@ -100,10 +101,10 @@ int main(int argc, char** argv) {
       char line[512];
       std::snprintf(line, sizeof line,
                     "\n{\"instance\": \"%s\", \"cities\": %d, \"length\": %ld, \"optimal\": %s, \"nodes_explored\": %ld, "
-                    "\"%s\": %.6f, \"threads\": %zu, \"nodes\": %zu, \"rounds\": %ld, \"root_bound\": %.3f, \"first_tour\": %ld, ",
+                    "\"%s\": %.6f, \"threads\": %zu, \"nodes\": %zu, \"rounds\": %ld, \"root_bound\": %.3f, \"first_tour\": %s, ",
                     instance.name.c_str(), instance.n, r.length, optimum ? std::to_string(*optimum).c_str() : "null", r.explored,
                     kTimeKey, r.seconds, r.resizes.empty() ? o.threads : r.resizes.back().threads, app.nodes(), r.rounds,
-                    r.root_bound, r.first_tour);
+                    r.root_bound, o.cold ? "null" : std::to_string(r.first_tour).c_str());
       output += line + std::string("\"resizes\": [") + log + "]}";
       if (optimum && *optimum != r.length) {
         std::fprintf(stderr, "%s: found a tour of %ld, but the optimum is %ld\n", kProgram, r.length, *optimum);

@@ -22,7 +22,7 @@ std::tuple<Subproblem, SearchSettings, long> Search::root(const Instance& instan
   const int n = instance.n;
   Subproblem root{{}, std::vector<double>(static_cast<std::size_t>(n)), 0};
   const Bound b = held_karp(instance, Constraints(n), root.penalties,
-                            {.iterations = options.root_iterations > 0 ? options.root_iterations : std::max(300, 30 * n)});
+                            {.iterations = options.root_iterations > 0 ? options.root_iterations : std::max(300, 10 * n)});
   root.bound = b.value;
   return {root, {options.node_iterations > 0 ? options.node_iterations : std::max(30, n / 2), b.first_step}, b.trees};
 }
@@ -45,9 +45,9 @@ Search::Expansion Search::expand(const Subproblem& s, long upper_bound) const {
   return e;
 }
 
-Frontier::Ran Frontier::run(const Search& search, long budget, long& best, Tour& tour) {
+Frontier::Ran Frontier::run(const Search& search, long trees, long& best, Tour& tour) {
   Ran ran;
-  while (ran.expanded < budget && !open_.empty()) {
+  while (ran.trees < trees && !open_.empty()) {
     Subproblem s = std::move(open_.back());
     open_.pop_back();
     Search::Expansion e = search.expand(s, best);
@@ -76,12 +76,16 @@ std::vector<Subproblem> Frontier::take_all() { return give(open_.size()); }
 Solution solve_serial(const Instance& instance, SearchOptions options) {
   Solution s;
   s.length = std::numeric_limits<long>::max();
-  if (options.first_tour) s.tour = initial_tour(instance), s.length = tour_length(instance, s.tour);
+  if (options.first_tour) {
+    s.tour = initial_tour(instance);
+    iterated_local_search(instance, s.tour, 10 * instance.n, 1);
+    s.length = tour_length(instance, s.tour);
+  }
   auto [root, settings, trees] = Search::root(instance, options);
   const Search search(instance, settings);
   Frontier f;
   f.push(std::move(root));
-  while (!f.empty()) s.nodes += f.run(search, 1 << 20, s.length, s.tour).expanded;
+  while (!f.empty()) s.nodes += f.run(search, 1L << 30, s.length, s.tour).expanded;
   return s;
 }
 

@@ -7,7 +7,7 @@
 //   tsp::Frontier f;
 //   f.push(root);
 //   long best = tsp::tour_length(instance, tour);
-//   f.run(search, 1000, best, tour);             // up to 1000 subproblems; best and tour improve
+//   f.run(search, 100000, best, tour);           // up to 100 000 1-trees' worth; best and tour improve
 #pragma once
 
 #include "one_tree.hpp"
@@ -44,7 +44,7 @@ struct Subproblem {
 };
 
 struct SearchOptions {
-  int root_iterations = 0;  // subgradient steps at the root; 0: 30 n, at least 300
+  int root_iterations = 0;  // subgradient steps at the root; 0: 10 n, at least 300
   int node_iterations = 0;  // at other nodes, from the root's first step; 0: n / 2, at least 30
   bool first_tour = true;   // start from initial_tour's length (else from none: the search finds all)
 };
@@ -92,11 +92,12 @@ class Frontier {
   void push(Subproblem s) { open_.push_back(std::move(s)); }
   std::size_t size() const { return open_.size(); }
   bool empty() const { return open_.empty(); }
-  // Expands up to `budget` subproblems; `best` and `tour` improve with what it finds.
+  // Expands subproblems until their bounds have computed `trees` 1-trees (a measure of time that
+  // does not depend on the clock) or none is left; `best` and `tour` improve with what it finds.
   struct Ran {
     long expanded = 0, trees = 0;
   };
-  Ran run(const Search& search, long budget, long& best, Tour& tour);
+  Ran run(const Search& search, long trees, long& best, Tour& tour);
   // Up to `count` subproblems from the front, for another worker.
   std::vector<Subproblem> give(std::size_t count);
   // What is left, all of it (a worker that leaves hands it on).

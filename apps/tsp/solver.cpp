@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <deque>
+#include <iterator>
 #include <tuple>
 #include <limits>
 
@@ -52,23 +54,25 @@ void take(Conductor& c, std::vector<Report>& reports) {
   }
 }
 
-// The next round: a subproblem from the pool to each worker without work, the shallowest first; then
-// if the pool holds fewer than one per worker, one from each worker that has two or more.
+// The next round. Workers with little work are topped up to kShare subproblems from the pool, the
+// shallowest first (some are pruned at once: one would often leave a worker idle a whole round); if the pool
+// holds fewer than two per worker, each worker given nothing gives back up to half of its own (two at most).
+constexpr std::size_t kShare = 4;
 std::vector<Work> plan(Conductor& c) {
   const std::size_t workers = c.segment.workers;
   std::vector<Work> round(workers);
+  for (std::size_t w = 0; w < workers; ++w) round[w] = {w, c.progress.best, c.segment.budget, c.segment.settings, {}, 0};
   std::size_t next = 0;
-  for (std::size_t w = 0; w < workers; ++w) {
-    round[w] = {w, c.progress.best, c.segment.budget, c.segment.settings, {}, 0};
-    if (c.open[w] == 0 && next < c.pool.size()) {
-      round[w].given.push_back(std::move(c.pool[next++]));
-      c.open[w] = 1;
-    }
-  }
+  for (std::size_t share = 0; share < kShare; ++share)
+    for (std::size_t w = 0; w < workers && next < c.pool.size(); ++w)
+      if (c.open[w] == share) {
+        round[w].given.push_back(std::move(c.pool[next++]));
+        c.open[w] = share + 1;
+      }
   c.pool.erase(c.pool.begin(), c.pool.begin() + static_cast<std::ptrdiff_t>(next));
-  if (c.pool.size() < workers)
+  if (c.pool.size() < 2 * workers)
     for (std::size_t w = 0; w < workers; ++w)
-      if (c.open[w] >= 2) round[w].give = 1;
+      if (round[w].given.empty()) round[w].give = std::min(c.open[w] / 2, kShare / 2);
   return round;
 }
 
@@ -108,19 +112,86 @@ double cpu_seconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-// The first tour and the root's bound. Under partial direct execution the bound is charged by the
-// model, as the workers' are; the tour heuristic by what it took here (it is not modelled).
-struct Prepare : dps::Leaf<Instance, Start, Conductor> {
-  Start execute(const Instance& in) {
-    Start s;
+struct Kick {
+  std::size_t worker = 0;
+  Tour tour;
+  int kicks = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(worker, tour, kicks);
+  }
+};
+struct Found {
+  std::size_t worker = 0;
+  Tour tour;
+  long length = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(worker, tour, length);
+  }
+};
+
+// The root's bound and a first tour, which every worker then improves. Under partial direct
+// execution the bound is charged by the model, as the workers' are; the tour heuristics by what they
+// took here (they are not modelled).
+struct Prepare : dps::Split<Begin, Kick, Conductor> {
+  dps::Step execute(Begin b) {
     const double cpu = cpu_seconds();
-    s.tour = initial_tour(in);
-    s.length = tour_length(in, s.tour);
+    Tour tour = initial_tour(b.instance);
     const double heuristic = cpu_seconds() - cpu;
-    long trees = 0;
-    std::tie(s.root, s.settings, trees) = Search::root(in);
-    dps::charge(heuristic + tree_cost.of(trees, in.n));
-    return s;
+    Start& s = thread().start;
+    auto [root, settings, trees] = Search::root(b.instance);
+    dps::charge(heuristic + tree_cost.of(trees, b.instance.n));
+    s = {{}, 0, root.bound, settings, {std::move(root)}, 0};
+    const int each = b.cold ? 0 : static_cast<int>((static_cast<std::size_t>(b.kicks) + b.workers - 1) / b.workers);
+    thread().begin = std::move(b);
+    for (std::size_t w = 0; w < thread().begin.workers; ++w) {
+      Kick k{w, tour, each};  // named: GCC 12 mishandles an aggregate built inside co_await (README)
+      co_await post(std::move(k));
+    }
+  }
+};
+
+struct Improve : dps::Leaf<Kick, Found, Worker> {
+  Found execute(Kick k) {
+    const double cpu = cpu_seconds();
+    iterated_local_search(thread().instance, k.tour, k.kicks, static_cast<unsigned>(k.worker) + 1);
+    dps::charge(cpu_seconds() - cpu);
+    const long length = tour_length(thread().instance, k.tour);
+    return {k.worker, std::move(k.tour), length};
+  }
+};
+
+// The root split breadth first until every worker can have two subproblems, so that none waits for
+// work at the start (at most four per worker expanded: a root whose subtree is small stays whole).
+void split(const Begin& b, Start& s) {
+  const Search search(b.instance, s.settings);
+  std::deque<Subproblem> open(std::make_move_iterator(s.open.begin()), std::make_move_iterator(s.open.end()));
+  long trees = 0;
+  while (!open.empty() && open.size() < 2 * b.workers && s.expanded < 4 * static_cast<long>(b.workers)) {
+    Search::Expansion e = search.expand(open.front(), s.length);
+    open.pop_front();
+    ++s.expanded;
+    trees += e.trees;
+    if (!e.tour.empty()) s.length = tour_length(b.instance, e.tour), s.tour = std::move(e.tour);
+    for (Subproblem& child : e.children) open.push_back(std::move(child));
+  }
+  dps::charge(tree_cost.of(trees, b.instance.n));
+  s.open.assign(std::make_move_iterator(open.begin()), std::make_move_iterator(open.end()));
+}
+
+// The shortest tour the workers found (the lowest worker's of equal ones: the same whatever the timing).
+struct Best : dps::Merge<Found, Start, Conductor> {
+  dps::Step execute(Found best) {
+    while (auto more = co_await next())
+      if (more->length < best.length || (more->length == best.length && more->worker < best.worker)) best = std::move(*more);
+    Conductor& c = thread();
+    Start s = std::move(c.start);
+    s.length = c.begin.cold ? std::numeric_limits<long>::max() : best.length;
+    if (!c.begin.cold) s.tour = std::move(best.tour);
+    split(c.begin, s);
+    c.begin = {};
+    co_await post(std::move(s));
   }
 };
 
@@ -143,12 +214,14 @@ struct Close : dps::Merge<Report, Progress, Conductor> {
     take(c, reports);
     c.progress.open = c.pool.size();
     for (std::size_t open : c.open) c.progress.open += open;
-    co_await post(c.progress);
+    Progress p = c.progress;
+    co_await post(std::move(p));
   }
 };
 
 struct ByWorker {
   std::size_t operator()(const Work& w, std::size_t) const { return w.worker; }
+  std::size_t operator()(const Kick& k, std::size_t) const { return k.worker; }
 };
 
 }  // namespace
@@ -169,9 +242,14 @@ TreeCost TreeCost::measure(const Instance& instance) {
 }
 
 Solver::Solver(dps::Application& app, dps::Threads<Worker> workers, dps::Threads<Conductor> conductor)
-    : app_(app), workers_(workers), conductor_(conductor), start_(app.graph(dps::op<Prepare>(conductor), "start")) {}
+    : app_(app),
+      workers_(workers),
+      conductor_(conductor),
+      start_(app.graph(dps::op<Prepare>(conductor) >> dps::op<Improve>(workers, ByWorker{}) >> dps::op<Best>(conductor), "start")) {}
 
-Start Solver::start(const Instance& instance) { return start_.call(instance).get(); }
+Start Solver::start(const Instance& instance, int kicks, bool cold) {
+  return start_.call(Begin{instance, workers_.size(), kicks, cold}).get();
+}
 
 Progress Solver::run(const Segment& segment) {
   auto graph = graphs_.find(segment.rounds);
@@ -184,9 +262,9 @@ Progress Solver::run(const Segment& segment) {
 }
 
 Result solve(dps::Application& app, const Instance& instance, const SolveOptions& o) {
-  // About 10 ms of expansions per round: an expansion is some n / 2 1-trees of O(n²).
+  // About 15 ms of bounds per round: a 1-tree costs some 4 ns per city² here.
   const long n = instance.n;
-  const long budget = o.budget > 0 ? o.budget : std::max(2L, 20'000'000L / (n * n * std::max(30L, n / 2)));
+  const long budget = o.budget > 0 ? o.budget : std::max(1L, 4'000'000L / (n * n));
   auto workers = app.threads<Worker>("workers", 0, [&](std::size_t) { return Worker{instance, {}}; });
   auto conductor = app.threads<Conductor>("conductor", 0);
   conductor.add_on(app.backend().local_node());
@@ -198,10 +276,9 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
   place(o.threads);
   Solver solver(app, workers, conductor);
   const double began = app.now();
-  const Start start = solver.start(instance);
-  Result r{start.tour, start.length, 0, 0, start.length, 0, start.root.bound, {}};
-  Segment segment{o.rounds, budget, o.threads, start.settings, start.length, start.tour, {start.root}};
-  if (o.cold) segment.best = std::numeric_limits<long>::max(), segment.tour.clear();
+  const Start start = solver.start(instance, o.kicks > 0 ? o.kicks : 10 * instance.n, o.cold);
+  Result r{start.tour, start.length, start.expanded, 0, o.cold ? 0 : start.length, 0, start.root_bound, {}};
+  Segment segment{o.rounds, budget, o.threads, start.settings, start.length, start.tour, start.open};
   for (;;) {
     const auto point = o.resizes.upper_bound(r.rounds);
     segment.rounds = point == o.resizes.end() ? o.rounds : std::min(o.rounds, point->first - r.rounds);

@@ -1,8 +1,8 @@
 // The parallel search as flow graphs. Worker threads each hold a frontier of subproblems; a conductor
-// on node 0 runs rounds. In a round every worker expands up to a budget of subproblems from its own
-// frontier, then reports its best tour and what is left; the conductor keeps the best tour, gives a
-// subproblem from its pool to each worker left without work, and asks the busiest for their
-// shallowest subproblems to refill the pool:
+// on node 0 runs rounds. In a round every worker expands subproblems from its own frontier until
+// their bounds have cost a budget of 1-trees, then reports its best tour and what is left; the
+// conductor keeps the best tour, tops up from its pool the workers left with little work, and asks the
+// others for their shallowest subproblems to refill the pool:
 //
 //   Open (split, conductor)      a segment starts: the pool's subproblems go to the workers
 //   Expand (leaf, worker)        takes what it is given, expands its budget, gives what it is asked
@@ -14,9 +14,9 @@
 // removed worker's frontier comes back to the pool.
 //
 //   tsp::Solver solver(app, workers, conductor);
-//   tsp::Start s = solver.start(instance);
-//   tsp::Progress p = solver.run({.rounds = 16, .budget = 8, .workers = 4, .settings = s.settings,
-//                                 .best = s.length, .tour = s.tour, .handed = {s.root}});
+//   tsp::Start s = solver.start(instance, 10 * instance.n);
+//   tsp::Progress p = solver.run({.rounds = 16, .budget = 5000, .workers = 4, .settings = s.settings,
+//                                 .best = s.length, .tour = s.tour, .handed = s.open});
 #pragma once
 
 #include "search.hpp"
@@ -48,23 +48,39 @@ struct Worker {
   }
 };
 
-// Where the search starts: the first tour, the root bounded (on node 0, in an operation: real and
-// simulated runs count it).
+// What the search starts from: the instance, its workers, the local search's kicks in all; cold:
+// no first tour at all.
+struct Begin {
+  Instance instance;
+  std::size_t workers = 1;
+  int kicks = 0;
+  bool cold = false;
+  template <class A>
+  void serialize(A& a) {
+    a(instance, workers, kicks, cold);
+  }
+};
+
+// Where the search starts: the first tour (nearest neighbours on node 0, then the workers' iterated
+// local searches, seeded each its own way), the root bounded and split on node 0 until every worker
+// can have two subproblems. All in operations: real and simulated runs count them.
 struct Start {
   Tour tour;
   long length = 0;
-  Subproblem root;
+  double root_bound = 0;
   SearchSettings settings;
+  std::vector<Subproblem> open;  // the root's descendants left to search
+  long expanded = 0;             // subproblems the split expanded
   template <class A>
   void serialize(A& a) {
-    a(tour, length, root, settings);
+    a(tour, length, root_bound, settings, open, expanded);
   }
 };
 
 // What a segment of rounds starts from, and what it ends with.
 struct Segment {
   long rounds = 1;
-  long budget = 8;                  // subproblems a worker expands per round
+  long budget = 5000;               // 1-trees a worker's bounds compute per round (a time, counted)
   std::size_t workers = 0;
   SearchSettings settings;
   long best = 0;                    // the best tour length known
@@ -94,9 +110,11 @@ struct Conductor {
   std::vector<Subproblem> pool;
   std::vector<std::size_t> open;  // per worker, as last reported
   Progress progress;
+  Begin begin;                    // while the start is found
+  Start start;
   template <class A>
   void serialize(A& a) {
-    a(segment, round, pool, open, progress);
+    a(segment, round, pool, open, progress, begin, start);
   }
 };
 
@@ -112,14 +130,14 @@ void set_tree_cost(TreeCost cost);
 class Solver {
  public:
   Solver(dps::Application& app, dps::Threads<Worker> workers, dps::Threads<Conductor> conductor);
-  Start start(const Instance& instance);
+  Start start(const Instance& instance, int kicks, bool cold = false);
   Progress run(const Segment& segment);
 
  private:
   dps::Application& app_;
   dps::Threads<Worker> workers_;
   dps::Threads<Conductor> conductor_;
-  dps::Graph<Instance, Start> start_;
+  dps::Graph<Begin, Start> start_;
   std::map<long, dps::Graph<Segment, Progress>> graphs_;  // by rounds
 };
 
@@ -127,9 +145,10 @@ class Solver {
 struct SolveOptions {
   std::size_t threads = 1;    // worker threads at the start
   std::size_t per_node = 1;   // worker threads per node: thread i on the (i / per_node)-th node of the job
-  long budget = 0;            // subproblems per worker and round; 0: about 10 ms of them
+  long budget = 0;            // 1-trees per worker and round; 0: about 15 ms of them
   long rounds = 16;           // rounds per call of the search graph
   std::map<long, std::size_t> resizes;  // after that many rounds, that many worker threads
+  int kicks = 0;              // of the iterated local search, over all workers; 0: 10 n
   bool cold = false;          // no first tour: the search finds every tour itself
 };
 struct Resized {
@@ -139,7 +158,7 @@ struct Resized {
 };
 struct Result {
   Tour tour;
-  long length = 0, explored = 0, rounds = 0, first_tour = 0;
+  long length = 0, explored = 0, rounds = 0, first_tour = 0;  // first_tour: 0 when cold
   double seconds = 0, root_bound = 0;  // seconds: the application's clock (simulated time in a simulation)
   std::vector<Resized> resizes;
 };

@@ -2,6 +2,7 @@
 #include "tour.hpp"
 
 #include <algorithm>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -99,6 +100,24 @@ Tour initial_tour(const Instance& in, int starts) {
     if (const long length = tour_length(in, t); best.empty() || length < best_length) best = std::move(t), best_length = length;
   }
   return best;
+}
+
+void iterated_local_search(const Instance& in, Tour& tour, int kicks, unsigned seed) {
+  long length = tour_length(in, tour);
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<int> at(1, in.n - 1);
+  for (int k = 0; k < kicks && in.n >= 8; ++k) {
+    int cut[3] = {at(random), at(random), at(random)};
+    std::sort(cut, cut + 3);
+    if (cut[0] == cut[1] || cut[1] == cut[2]) continue;
+    // The double bridge: A B C D becomes A D C B.
+    Tour t(tour.begin(), tour.begin() + cut[0]);
+    t.insert(t.end(), tour.begin() + cut[2], tour.end());
+    t.insert(t.end(), tour.begin() + cut[1], tour.begin() + cut[2]);
+    t.insert(t.end(), tour.begin() + cut[0], tour.begin() + cut[1]);
+    improve(in, t);
+    if (const long l = tour_length(in, t); l <= length) tour = std::move(t), length = l;
+  }
 }
 
 }  // namespace tsp

@@ -1,5 +1,5 @@
-// Tours: their length, their check, and a good first one (nearest neighbour, then 2-opt and Or-opt
-// moves until none improves), the upper bound the exact search starts from.
+// Tours: their length, their check, and a good first one (nearest neighbour, 2-opt and Or-opt moves
+// until none improves, then iterated local search), the upper bound the exact search starts from.
 //
 //   tsp::Tour t = tsp::initial_tour(instance);
 //   long length = tsp::tour_length(instance, t);
@@ -23,5 +23,8 @@ Tour nearest_neighbour(const Instance& instance, int start);
 void improve(const Instance& instance, Tour& tour);
 // The best of improved nearest-neighbour tours from up to `starts` first cities.
 Tour initial_tour(const Instance& instance, int starts = 10);
+// Iterated local search: `kicks` times, a double bridge (three cuts, the segments between reordered:
+// what 2-opt and Or-opt cannot undo) then improve(); kept when no longer. The same seed, the same tour.
+void iterated_local_search(const Instance& instance, Tour& tour, int kicks, unsigned seed);
 
 }  // namespace tsp
