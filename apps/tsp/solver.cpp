@@ -60,8 +60,12 @@ void take(Conductor& c, std::vector<Report>& reports) {
 constexpr std::size_t kShare = 4;
 std::vector<Work> plan(Conductor& c) {
   const std::size_t workers = c.segment.workers;
+  // Little work left (the end of a search): shorter rounds, so that a worker that runs out waits less.
+  std::size_t left = c.pool.size();
+  for (std::size_t open : c.open) left += open;
+  const long budget = left < kShare * workers ? std::max(1L, c.segment.budget / 4) : c.segment.budget;
   std::vector<Work> round(workers);
-  for (std::size_t w = 0; w < workers; ++w) round[w] = {w, c.progress.best, c.segment.budget, c.segment.settings, {}, 0};
+  for (std::size_t w = 0; w < workers; ++w) round[w] = {w, c.progress.best, budget, c.segment.settings, {}, 0};
   std::size_t next = 0;
   for (std::size_t share = 0; share < kShare; ++share)
     for (std::size_t w = 0; w < workers && next < c.pool.size(); ++w)
