@@ -182,6 +182,22 @@ TEST(Tsp, TheSimulatorExploresTheRealTree) {
   }
 }
 
+// The start and every round are phases of the trace, numbered on across segments and resizes.
+TEST(Tsp, TheStartAndEachRoundArePhasesOfTheTrace) {
+  const tsp::Instance in = tsp::read_tsplib(std::string(DPS_TSPLIB_DIR) + "/eil51.tsp");
+  auto app = application(false);
+  dps::MemoryTrace trace;
+  app->trace_to(&trace);
+  const tsp::Result r = tsp::solve(*app, in, kRuns[2]);
+  app->trace_to(nullptr);
+  std::vector<std::string> begun, ended;
+  for (const auto& p : trace.phases()) (p.begin ? begun : ended).push_back(p.name);
+  ASSERT_EQ(begun.size(), static_cast<std::size_t>(r.rounds) + 1);
+  EXPECT_EQ(begun, ended);
+  EXPECT_EQ(begun.front(), "start");
+  for (long k = 1; k <= r.rounds; ++k) EXPECT_EQ(begun[static_cast<std::size_t>(k)], "round " + std::to_string(k));
+}
+
 // Workers removed mid-search hand their subproblems on: none lost (the optimum is still proven, above),
 // and some were handed (else the test would not test it).
 TEST(Tsp, RemovedWorkersHandTheirSubproblemsOn) {

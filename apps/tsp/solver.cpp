@@ -8,6 +8,7 @@
 #include <ctime>
 #include <deque>
 #include <iterator>
+#include <string>
 #include <tuple>
 #include <limits>
 
@@ -80,12 +81,15 @@ std::vector<Work> plan(Conductor& c) {
   return round;
 }
 
+std::string round_name(const Conductor& c) { return "round " + std::to_string(c.segment.first_round + c.round + 1); }
+
 struct Open : dps::Split<Segment, Work, Conductor> {
   dps::Step execute(Segment s) {
     Conductor& c = thread();
     c.segment = s;
     c.segment.handed.clear();
     c.round = 0;
+    begin_phase(round_name(c));
     c.progress = {s.best, std::move(s.tour), 0, 0, 0};  // main passes the best known
     for (Subproblem& h : s.handed) c.pool.push_back(std::move(h));
     c.open.assign(s.workers, 0);  // unknown after a resize: whoever has work keeps it
@@ -140,6 +144,7 @@ struct Found {
 // took here (they are not modelled).
 struct Prepare : dps::Split<Begin, Kick, Conductor> {
   dps::Step execute(Begin b) {
+    begin_phase("start");
     const double cpu = cpu_seconds();
     Tour tour = initial_tour(b.instance);
     const double heuristic = cpu_seconds() - cpu;
@@ -195,6 +200,7 @@ struct Best : dps::Merge<Found, Start, Conductor> {
     if (!c.begin.cold) s.tour = std::move(best.tour);
     split(c.begin, s);
     c.begin = {};
+    end_phase("start");
     co_await post(std::move(s));
   }
 };
@@ -205,7 +211,9 @@ struct Next : dps::Stream<Report, Work, Conductor> {
     while (auto more = co_await next()) reports.push_back(std::move(*more));
     Conductor& c = thread();
     take(c, reports);
+    end_phase(round_name(c));
     ++c.round;
+    begin_phase(round_name(c));
     for (Work& w : plan(c)) co_await post(std::move(w));
   }
 };
@@ -216,6 +224,7 @@ struct Close : dps::Merge<Report, Progress, Conductor> {
     while (auto more = co_await next()) reports.push_back(std::move(*more));
     Conductor& c = thread();
     take(c, reports);
+    end_phase(round_name(c));
     c.progress.open = c.pool.size();
     for (std::size_t open : c.open) c.progress.open += open;
     Progress p = c.progress;
@@ -282,10 +291,11 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
   const double began = app.now();
   const Start start = solver.start(instance, o.kicks > 0 ? o.kicks : 10 * instance.n, o.cold);
   Result r{start.tour, start.length, start.expanded, 0, o.cold ? 0 : start.length, 0, start.root_bound, {}};
-  Segment segment{o.rounds, budget, o.threads, start.settings, start.length, start.tour, start.open};
+  Segment segment{o.rounds, 0, budget, o.threads, start.settings, start.length, start.tour, start.open};
   for (;;) {
     const auto point = o.resizes.upper_bound(r.rounds);
     segment.rounds = point == o.resizes.end() ? o.rounds : std::min(o.rounds, point->first - r.rounds);
+    segment.first_round = r.rounds;
     const Progress p = solver.run(segment);
     r.rounds += segment.rounds;
     r.explored += p.expanded;

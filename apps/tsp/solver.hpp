@@ -10,12 +10,12 @@
 //   Close (merge, conductor)     the segment's last reports: the best tour, what is left
 //
 // Rounds depend only on the reports, taken in worker order, so a search is the same tree whatever the
-// timing: real or simulated. Between segments (resize points) workers may be added or removed; a
+// timing: real or simulated. The start and each round are phases of the trace. Between segments (resize points) workers may be added or removed; a
 // removed worker's frontier comes back to the pool.
 //
 //   tsp::Solver solver(app, workers, conductor);
 //   tsp::Start s = solver.start(instance, 10 * instance.n);
-//   tsp::Progress p = solver.run({.rounds = 16, .budget = 5000, .workers = 4, .settings = s.settings,
+//   tsp::Progress p = solver.run({.rounds = 16, .first_round = 0, .budget = 5000, .workers = 4, .settings = s.settings,
 //                                 .best = s.length, .tour = s.tour, .handed = s.open});
 #pragma once
 
@@ -80,6 +80,7 @@ struct Start {
 // What a segment of rounds starts from, and what it ends with.
 struct Segment {
   long rounds = 1;
+  long first_round = 0;             // rounds before this segment (the trace's phases are numbered on)
   long budget = 5000;               // 1-trees a worker's bounds compute per round (a time, counted)
   std::size_t workers = 0;
   SearchSettings settings;
@@ -88,7 +89,7 @@ struct Segment {
   std::vector<Subproblem> handed;   // for the pool: the root, or removed workers' frontiers
   template <class A>
   void serialize(A& a) {
-    a(rounds, budget, workers, settings, best, tour, handed);
+    a(rounds, first_round, budget, workers, settings, best, tour, handed);
   }
 };
 struct Progress {
