@@ -288,6 +288,45 @@ TEST(SimBackend, MeasureThenReuseRunsTheFirstCallsOnlyAndChargesTheirMean) {
   Spin::iterations = 2'000'000;
 }
 
+// Work the application needs the result of runs for real in every mode. Under PDEXEC dps::charge
+// adds a model's figure and dps::measured the CPU time it took; in direct execution both are measured.
+std::atomic<int> steering_runs{0};
+struct Steering : Leaf<Range, Partial> {
+  Partial execute(const Range& r) {
+    const double x = measured([] { return Spin::loop(); });
+    ++steering_runs;
+    charge(1.0);
+    return {r.last - r.first + (x > 0 ? 0 : 1), 1};
+  }
+};
+
+TEST(SimBackend, ChargedAndMeasuredWorkRunsForRealAndTakesItsTimeUnderPdexec) {
+  Spin::iterations = 500'000;
+  for (const bool pdexec : {true, false}) {
+    steering_runs = 0;
+    Simulated s(cluster(2), SimOptions{.pdexec = pdexec, .nodes = 2});
+    auto master = s.app->threads<Stateless>("master", 1);
+    auto worker = s.app->threads<Stateless>("worker", 0);
+    worker.add_on(1);
+    auto graph = s.app->graph(op<Pieces<>>(master) >> op<Steering>(worker) >> op<SumPartials<>>(master));
+    EXPECT_EQ(graph.call(Range{0, 100}).get().count, 10);
+    EXPECT_EQ(steering_runs.load(), 10) << "pdexec " << pdexec;
+    if (pdexec) {
+      EXPECT_GE(s.app->now(), 10.0);  // ten charges of 1 s, plus the loops
+      const double start = detail::thread_cpu_seconds();
+      volatile double x = Spin::loop();
+      (void)x;
+      const double one = detail::thread_cpu_seconds() - start;
+      if (kMeasures) {
+        EXPECT_NEAR((s.app->now() - 10.0) / (10 * one), 1.0, 0.25);
+      }
+    } else {
+      EXPECT_LT(s.app->now(), 10.0);  // charges are not added: the loops' measured time is the step's
+    }
+  }
+  Spin::iterations = 2'000'000;
+}
+
 // Threads removed at a simulated time stop receiving work; with two objects in flight, four workers
 // were half idle, two are not: dynamic efficiency rises.
 TEST(SimBackend, ThreadsRemovedAtASimulatedTimeStopReceivingWorkAndEfficiencyRises) {

@@ -14,11 +14,9 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -118,19 +116,6 @@ TEST(Search, FindsTheDynamicProgrammingOptimumFromNoTour) {
   }
 }
 
-std::map<std::string, long> optima() {
-  std::map<std::string, long> known;
-  std::ifstream in(std::string(DPS_TSPLIB_DIR) + "/OPTIMA.txt");
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words(line);
-    std::string name;
-    long length = 0;
-    if (line.starts_with("#") || !(words >> name >> length)) continue;
-    known[name] = length;
-  }
-  return known;
-}
-
 std::unique_ptr<dps::Application> application(bool simulated) {
   if (!simulated) return std::make_unique<dps::Application>(dps::ApplicationOptions{.nodes = 3});
   dps::sim::ClusterModel model;
@@ -150,7 +135,7 @@ const std::vector<tsp::SolveOptions> kRuns = {
 };
 
 TEST(Tsp, EveryTsplibInstanceReachesItsOptimumOnOneTwoAndFourWorkersResizedInProcess) {
-  const auto known = optima();
+  const auto known = tsp::optima_beside(std::string(DPS_TSPLIB_DIR) + "/eil51.tsp");
   ASSERT_EQ(known.size(), 10u);
   for (const auto& [name, optimum] : known) {
     const tsp::Instance in = tsp::read_tsplib(std::string(DPS_TSPLIB_DIR) + "/" + name + ".tsp");

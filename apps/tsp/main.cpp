@@ -12,12 +12,8 @@
 #include <dps/dps.hpp>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -40,18 +36,6 @@ std::map<long, std::size_t> resizes(const std::string& text) {
     points[after] = static_cast<std::size_t>(threads);
   }
   return points;
-}
-
-// The optimum OPTIMA.txt beside the instance knows ("name length" lines, # comments), if any.
-std::optional<long> known_optimum(const std::string& path, const std::string& name) {
-  std::ifstream in(std::filesystem::path(path).parent_path() / "OPTIMA.txt");
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words(line);
-    std::string key;
-    long length = 0;
-    if (words >> key && key == name && words >> length) return length;
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -95,19 +79,21 @@ int main(int argc, char** argv) {
         log += (log.empty() ? "" : ", ") + std::string("{\"after\": ") + std::to_string(z.after) + ", \"threads\": " +
                std::to_string(z.threads) + ", \"nodes\": " + std::to_string(z.nodes) + ", \"handed\": " +
                std::to_string(z.handed) + "}";
-      const std::optional<long> optimum = known_optimum(file, instance.name);
+      const auto optima = tsp::optima_beside(file);
+      const auto optimum = optima.find(instance.name);
+      const bool knows = optimum != optima.end();
       output = "tour:";
       for (int city : r.tour) output += " " + std::to_string(city + 1);
       char line[512];
       std::snprintf(line, sizeof line,
                     "\n{\"instance\": \"%s\", \"cities\": %d, \"length\": %ld, \"optimal\": %s, \"nodes_explored\": %ld, "
                     "\"%s\": %.6f, \"threads\": %zu, \"nodes\": %zu, \"rounds\": %ld, \"root_bound\": %.3f, \"first_tour\": %s, ",
-                    instance.name.c_str(), instance.n, r.length, optimum ? std::to_string(*optimum).c_str() : "null", r.explored,
+                    instance.name.c_str(), instance.n, r.length, knows ? std::to_string(optimum->second).c_str() : "null", r.explored,
                     kTimeKey, r.seconds, r.resizes.empty() ? o.threads : r.resizes.back().threads, app.nodes(), r.rounds,
                     r.root_bound, o.cold ? "null" : std::to_string(r.first_tour).c_str());
       output += line + std::string("\"resizes\": [") + log + "]}";
-      if (optimum && *optimum != r.length) {
-        std::fprintf(stderr, "%s: found a tour of %ld, but the optimum is %ld\n", kProgram, r.length, *optimum);
+      if (knows && optimum->second != r.length) {
+        std::fprintf(stderr, "%s: found a tour of %ld, but the optimum is %ld\n", kProgram, r.length, optimum->second);
         code = 1;
       }
     }

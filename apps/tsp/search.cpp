@@ -24,7 +24,7 @@ std::tuple<Subproblem, SearchSettings, long> Search::root(const Instance& instan
   const Bound b = held_karp(instance, Constraints(n), root.penalties,
                             {.iterations = options.root_iterations > 0 ? options.root_iterations : std::max(300, 10 * n)});
   root.bound = b.value;
-  return {root, {options.node_iterations > 0 ? options.node_iterations : std::max(30, n / 2), b.first_step}, b.trees};
+  return {std::move(root), {options.node_iterations > 0 ? options.node_iterations : std::max(30, n / 2), b.first_step}, b.trees};
 }
 
 Search::Expansion Search::expand(const Subproblem& s, long upper_bound) const {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <deque>
 #include <iterator>
 #include <string>
@@ -86,13 +85,13 @@ std::string round_name(const Conductor& c) { return "round " + std::to_string(c.
 struct Open : dps::Split<Segment, Work, Conductor> {
   dps::Step execute(Segment s) {
     Conductor& c = thread();
-    c.segment = s;
-    c.segment.handed.clear();
+    for (Subproblem& h : s.handed) c.pool.push_back(std::move(h));
+    c.progress = {s.best, std::move(s.tour), 0, 0, 0};  // main passes the best known
+    s.handed.clear();
+    c.segment = std::move(s);
     c.round = 0;
     begin_phase(round_name(c));
-    c.progress = {s.best, std::move(s.tour), 0, 0, 0};  // main passes the best known
-    for (Subproblem& h : s.handed) c.pool.push_back(std::move(h));
-    c.open.assign(s.workers, 0);  // unknown after a resize: whoever has work keeps it
+    c.open.assign(c.segment.workers, 0);  // unknown after a resize: whoever has work keeps it
     for (Work& w : plan(c)) co_await post(std::move(w));
   }
 };
@@ -113,12 +112,6 @@ struct Expand : dps::Leaf<Work, Report, Worker> {
     return r;
   }
 };
-
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
 
 struct Kick {
   std::size_t worker = 0;
@@ -145,12 +138,10 @@ struct Found {
 struct Prepare : dps::Split<Begin, Kick, Conductor> {
   dps::Step execute(Begin b) {
     begin_phase("start");
-    const double cpu = cpu_seconds();
-    Tour tour = initial_tour(b.instance);
-    const double heuristic = cpu_seconds() - cpu;
+    const Tour tour = dps::measured([&] { return initial_tour(b.instance); });
     Start& s = thread().start;
     auto [root, settings, trees] = Search::root(b.instance);
-    dps::charge(heuristic + tree_cost.of(trees, b.instance.n));
+    dps::charge(tree_cost.of(trees, b.instance.n));
     s = {{}, 0, root.bound, settings, {std::move(root)}, 0};
     const int each = b.cold ? 0 : static_cast<int>((static_cast<std::size_t>(b.kicks) + b.workers - 1) / b.workers);
     thread().begin = std::move(b);
@@ -163,9 +154,7 @@ struct Prepare : dps::Split<Begin, Kick, Conductor> {
 
 struct Improve : dps::Leaf<Kick, Found, Worker> {
   Found execute(Kick k) {
-    const double cpu = cpu_seconds();
-    iterated_local_search(thread().instance, k.tour, k.kicks, static_cast<unsigned>(k.worker) + 1);
-    dps::charge(cpu_seconds() - cpu);
+    dps::measured([&] { iterated_local_search(thread().instance, k.tour, k.kicks, static_cast<unsigned>(k.worker) + 1); });
     const long length = tour_length(thread().instance, k.tour);
     return {k.worker, std::move(k.tour), length};
   }

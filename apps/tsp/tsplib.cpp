@@ -8,6 +8,7 @@
 #include <fstream>
 #include <istream>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -369,6 +370,18 @@ int geo(double lat_i, double lon_i, double lat_j, double lon_j) {
   // Rounding can take the cosine just past ±1 for near cities, where acos would give NaN.
   const double c = std::clamp(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1.0, 1.0);
   return static_cast<int>(kEarthRadius * std::acos(c) + 1.0);
+}
+
+std::map<std::string, long> optima_beside(const std::string& tsp_file) {
+  std::map<std::string, long> known;
+  std::ifstream in(std::filesystem::path(tsp_file).parent_path() / "OPTIMA.txt");
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string name;
+    long length = 0;
+    if (!line.starts_with("#") && words >> name >> length) known[name] = length;
+  }
+  return known;
 }
 
 }  // namespace tsp

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ struct Instance {
 Instance read_tsplib(const std::string& path);  // a file it cannot open: FormatError "<path>: cannot open"
 // `source` names the input in errors (a file name).
 Instance parse_tsplib(std::istream& in, const std::string& source);
+
+// The optimal tour lengths an OPTIMA.txt lists ("name length" lines, # comments), by instance name:
+// the one beside `tsp_file`. Empty when there is none.
+std::map<std::string, long> optima_beside(const std::string& tsp_file);
 
 // TSPLIB 95's distance functions (section 2), for coordinates as the file gives them.
 int euc_2d(double xi, double yi, double xj, double yj);   // nint(√(dx² + dy²))

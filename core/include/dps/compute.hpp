@@ -5,13 +5,17 @@
 //   double x = dps::compute(2e-3, [&] { return norm(v); });                  // PDEXEC: returns 0.0
 //
 // When the function is skipped its result is value-initialized, so use it only where the flow of the
-// application does not depend on the values (the simulator only needs the flow). Where it does (a
-// bound that prunes a search), run the computation and dps::charge what a model says it costs:
-//
-//   long trees = frontier.run(search, budget);                 // always for real
-//   dps::charge(cost_per_tree * trees);                        // PDEXEC: this is its simulated time A simulator that
+// application does not depend on the values (the simulator only needs the flow). A simulator that
 // measures then reuses (seed 004 §7) times the first calls of each call site with each estimate and
 // charges their mean for the later ones.
+//
+// Where the flow does depend on the values (a bound that prunes a search), the computation runs for
+// real in every backend; under partial direct execution dps::charge adds what a model says it costs,
+// or dps::measured what it took here (work the model does not cover):
+//
+//   auto ran = frontier.run(search, budget);                   // always for real
+//   dps::charge(cost_per_tree * ran.trees);
+//   dps::measured([&] { improve(tour); });
 #pragma once
 
 #include <chrono>
@@ -37,6 +41,21 @@ double thread_cpu_seconds() noexcept;
 // Under partial direct execution, charges the calling operation `seconds` of computation; elsewhere
 // nothing (a real run takes the time it takes, direct execution measures it).
 void charge(double seconds);
+
+// Runs `fn`; under partial direct execution charges the thread CPU time it took, as direct execution
+// would have.
+template <class F>
+auto measured(F&& fn) -> std::invoke_result_t<F&> {
+  const double start = detail::thread_cpu_seconds();
+  if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
+    fn();
+    charge(detail::thread_cpu_seconds() - start);
+  } else {
+    auto result = fn();
+    charge(detail::thread_cpu_seconds() - start);
+    return result;
+  }
+}
 
 template <class F>
 auto compute(double estimate_seconds, F&& fn) -> std::invoke_result_t<F&> {
