@@ -4,11 +4,11 @@
 
 namespace dps {
 
-std::size_t ReshapePolicy::next_size(std::size_t size) const {
-  switch (topology_) {
-    case Topology::Arbitrary: return size + step_;
-    case Topology::PowerOfTwo: return size * 2;
-    case Topology::NearlySquare: {
+std::size_t next_size(ProcessorTopology topology, std::size_t size, std::size_t step) {
+  switch (topology) {
+    case ProcessorTopology::Arbitrary: return size + step;
+    case ProcessorTopology::PowerOfTwo: return size * 2;
+    case ProcessorTopology::NearlySquare: {
       std::size_t cols = 1;  // size as rows × cols, cols the largest divisor not above √size
       for (std::size_t c = 1; c * c <= size; ++c)
         if (size % c == 0) cols = c;

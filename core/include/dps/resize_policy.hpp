@@ -23,6 +23,12 @@ struct ResizePoint {
   double redistribution_seconds = 0;  // the last resize's redistribution (0: none yet)
 };
 
+// How a job's size may grow (ReSHAPE's processor topologies): Arbitrary by a fixed step; NearlySquare
+// a row or column more on the smaller side of the nearly-square grid of the size (4 = 2×2 -> 6 = 3×2
+// -> 9 = 3×3); PowerOfTwo twice as many.
+enum class ProcessorTopology { Arbitrary, NearlySquare, PowerOfTwo };
+std::size_t next_size(ProcessorTopology topology, std::size_t size, std::size_t step = 1);  // one step up
+
 class ResizePolicy {
  public:
   virtual ~ResizePolicy() = default;
@@ -31,14 +37,12 @@ class ResizePolicy {
 
 class ReshapePolicy final : public ResizePolicy {
  public:
-  // Arbitrary: + step threads; NearlySquare: a row or column more on the smaller side of the
-  // nearly-square grid of the size (4 = 2×2 -> 6 = 3×2 -> 9 = 3×3); PowerOfTwo: twice as many.
-  enum class Topology { Arbitrary, NearlySquare, PowerOfTwo };
+  using Topology = ProcessorTopology;
   ReshapePolicy(Topology topology, std::size_t max_size, std::size_t step = 1, double threshold = 0.05)
       : topology_(topology), max_size_(max_size), step_(step), threshold_(threshold) {}
 
   std::size_t decide(const ResizePoint& point) override;
-  std::size_t next_size(std::size_t size) const;  // one step of the topology
+  std::size_t next_size(std::size_t size) const { return dps::next_size(topology_, size, step_); }
   std::size_t sweet_spot() const noexcept { return sweet_spot_; }  // 0 until found
   const std::map<std::size_t, double>& profile() const noexcept { return seen_; }  // size -> iteration time
 

@@ -1,0 +1,72 @@
+// dps-cluster: a workload run on a simulated cluster under a scheduler: rigid jobs from an SWF trace
+// of the Parallel Workloads Archive, synthetic malleable jobs (seed 001 §4.1) from a JSON workload.
+// The last line is JSON: jobs, makespan_s, utilization, mean_wait_s, mean_bounded_slowdown, ...
+//
+//   dps-cluster --workload shared/data/swf/NASA-iPSC-1993-3.1-cln.swf.gz --scheduler easy
+//   dps-cluster --workload mix.json --scheduler conservative --jobs jobs.csv
+#include <dps/cli.hpp>
+#include <dps/cluster/backfilling.hpp>
+#include <dps/cluster/simulation.hpp>
+#include <dps/cluster/workload.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+constexpr const char* kSchedulers = "fcfs, easy, conservative";
+
+std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name) {
+  if (name == "fcfs") return std::make_unique<dps::cluster::Fcfs>();
+  if (name == "easy") return std::make_unique<dps::cluster::EasyBackfilling>();
+  if (name == "conservative") return std::make_unique<dps::cluster::ConservativeBackfilling>();
+  throw std::invalid_argument("--scheduler expects one of " + std::string(kSchedulers) + ", got '" + name + "'");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return dps::run_main("dps-cluster", [&] {
+    std::string workload_path, scheduler = "easy", jobs_path;
+    long procs = 0;
+    double tau = 10;
+    bool strict = false;
+    dps::Cli cli("dps-cluster", "Simulates a workload of jobs on a cluster under a scheduler.");
+    cli.option("--workload", workload_path, "the jobs: an SWF trace (.swf, .swf.gz) or a workload file (.json)")
+        .option("--scheduler", scheduler, std::string("who starts and resizes jobs: ") + kSchedulers + " (default easy)")
+        .option("--procs", procs, "nodes of the cluster (default: the trace's MaxProcs, the workload's \"nodes\")")
+        .flag("--strict", strict, "a job wider than the cluster is an error (default: skipped and counted)")
+        .option("--tau", tau, "bounded slowdown's threshold in seconds (default 10)")
+        .option("--jobs", jobs_path, "write each job's submit, start, end and sizes over time to this CSV file");
+    if (!cli.parse(argc, argv)) return 0;
+    if (workload_path.empty()) throw std::invalid_argument("--workload is missing (--help says more)");
+    if (procs < 0) throw std::invalid_argument("--procs expects a positive number of nodes");
+    if (!(tau > 0)) throw std::invalid_argument("--tau expects a positive number of seconds");
+    auto policy = scheduler_named(scheduler);
+    const dps::cluster::Workload workload =
+        dps::cluster::load_workload(workload_path, {.nodes = static_cast<std::size_t>(procs), .strict = strict});
+    if (workload.jobs.empty()) throw std::runtime_error(workload_path + ": no job to run");
+
+    dps::cluster::SimulationOptions options{.tau_s = tau};
+    const bool terminal = isatty(STDERR_FILENO) != 0;
+    if (terminal)
+      options.progress = [&](double now, std::size_t done) {
+        std::fprintf(stderr, "\rdps-cluster: %.0f s simulated, %zu of %zu jobs done ", now, done, workload.jobs.size());
+      };
+    dps::cluster::Simulation simulation(workload, *policy, options);
+    const dps::cluster::Results results = simulation.run();
+    if (terminal) std::fprintf(stderr, "\r\033[K");
+    if (!jobs_path.empty()) {
+      std::ofstream out(jobs_path);
+      out << results.jobs_csv();
+      if (!out.flush()) throw std::runtime_error("cannot write " + jobs_path);
+    }
+    std::printf("%s\n", results.json().c_str());
+    return 0;
+  });
+}

@@ -1,0 +1,85 @@
+// Cluster: the simulated cluster as a scheduler sees it, and the one thing it does to it outside a
+// resize point: start a queued job. Running jobs, the queue and the idle nodes change only through the
+// simulation (arrivals, ends, kills) and through start() and the answers to resize points.
+//
+//   for (const dps::cluster::Job* job : cluster.queue())     // in submit order
+//     if (job->size <= cluster.idle()) cluster.start(*job);   // FCFS without the head-of-line rule
+#pragma once
+
+#include "dps/cluster/job.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+namespace dps::cluster {
+
+using Node = std::uint32_t;
+
+// One node's time with one job (the Gantt chart's bars).
+struct Segment {
+  Node node;
+  const Job* job;
+  double start, end;
+};
+
+// A job that holds nodes.
+struct Running {
+  const Job* job = nullptr;
+  double start = 0;
+  std::vector<Node> nodes;  // the latest given last (a shrink gives back from the end)
+  long iteration = 0;       // iterations done (malleable and application jobs)
+  double last_point = 0;    // when it last reached a resize point (its start before the first)
+  double iteration_s = 0;   // the last iteration's time, as it reported it (0 before the first)
+
+  std::size_t size() const noexcept { return nodes.size(); }
+  double expected_end() const noexcept { return start + job->walltime; }  // what backfilling knows
+};
+
+class Cluster {
+ public:
+  Cluster(const std::vector<Job>& jobs, std::size_t nodes);  // the workload's jobs, kept by reference
+
+  double now() const noexcept { return now_; }
+  std::size_t nodes() const noexcept { return busy_.size(); }
+  std::size_t idle() const noexcept { return idle_; }
+  const std::vector<const Job*>& queue() const noexcept { return queue_; }  // waiting, in submit order
+  const std::vector<Running*>& running() const noexcept { return running_; }  // in no order
+  // The running jobs by expected end (their start + walltime), the earliest first.
+  struct ByExpectedEnd {
+    bool operator()(const Running* a, const Running* b) const noexcept {
+      return a->expected_end() < b->expected_end() || (a->expected_end() == b->expected_end() && a->job->id < b->job->id);
+    }
+  };
+  const std::set<Running*, ByExpectedEnd>& by_expected_end() const noexcept { return by_end_; }
+  bool busy(Node node) const { return busy_.at(node) != nullptr; }
+  const Running* holder(Node node) const { return busy_.at(node); }
+
+  // Starts a queued job on the lowest-numbered idle nodes; throws std::logic_error when it is not
+  // queued or does not fit.
+  void start(const Job& job);
+
+ private:
+  friend class Simulation;
+  Running& record(const Job& job);
+  void give(Running& r, std::size_t n);  // n more nodes
+  void take_back(Running& r, std::size_t n);  // its last n nodes
+  void finish(Running& r);  // all of them: it leaves
+
+  double now_ = 0;
+  std::size_t idle_ = 0;
+  std::vector<const Running*> busy_;  // per node: who holds it
+  std::vector<std::uint64_t> free_;   // bit per node
+  std::vector<double> since_;         // per node: when its holder got it
+  std::vector<const Job*> queue_;
+  std::vector<Running*> running_;
+  std::set<Running*, ByExpectedEnd> by_end_;
+  const std::vector<Job>& jobs_;
+  std::vector<Running> records_;      // per job of the workload
+  std::vector<Running*> started_;     // by start() since the simulation last looked
+  bool record_ = false;
+  std::vector<Segment> segments_;
+};
+
+}  // namespace dps::cluster

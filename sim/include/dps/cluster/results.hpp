@@ -1,0 +1,55 @@
+// Results: what a cluster simulation reports, per job and for the run (the figures of seed 001 §4:
+// utilization, completion, execution and wait times; and bounded slowdown).
+//
+//   dps::cluster::Results r = simulation.run();
+//   std::cout << r.json() << "\n";   // {"scheduler": "easy", "jobs": 18239, "makespan_s": ..., ...}
+#pragma once
+
+#include "dps/cluster/job.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dps::cluster {
+
+struct JobRecord {
+  const Job* job = nullptr;
+  double start = -1, end = -1;
+  bool killed = false;  // at its walltime
+  std::vector<std::pair<double, std::size_t>> sizes;  // (from when, nodes): the first at its start
+
+  double wait() const noexcept { return start - job->submit; }
+  double execution() const noexcept { return end - start; }
+  double completion() const noexcept { return end - job->submit; }  // turnaround
+  double node_seconds() const noexcept;
+};
+
+struct ClassFigures {
+  std::string name;
+  std::size_t jobs = 0;
+  double mean_wait_s = 0, mean_completion_s = 0, mean_execution_s = 0;
+};
+
+struct Results {
+  std::string scheduler;
+  std::size_t nodes = 0;
+  std::vector<JobRecord> jobs;  // in the workload's order
+  std::size_t skipped = 0, unusable = 0;  // left out of the workload (Workload says why)
+  std::size_t killed = 0, resizes = 0;
+  double tau_s = 10;
+  // Over all jobs: the span from the first submit to the last end, busy node-seconds over the
+  // nodes times that span, and the means. Bounded slowdown: max(1, completion / max(execution, tau)).
+  double makespan_s = 0, utilization = 0;
+  double mean_wait_s = 0, mean_completion_s = 0, mean_execution_s = 0, mean_bounded_slowdown = 0;
+  std::vector<std::string> class_names;  // the workload's, Job::klass indexes them
+  std::vector<ClassFigures> classes;  // the workload's classes that have jobs
+  std::uint64_t events = 0;
+  double wall_s = 0;  // real time the simulation took
+
+  std::string json() const;  // one line
+  std::string jobs_csv() const;  // id,kind,class,submit,start,end,wait,execution,killed,sizes
+};
+
+}  // namespace dps::cluster

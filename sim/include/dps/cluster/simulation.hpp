@@ -1,0 +1,45 @@
+// Simulation: a workload run on a simulated cluster under a scheduler: arrivals queue, the scheduler
+// starts jobs, rigid jobs end after their run time, malleable ones reach a resize point after every
+// iteration and go on at the size the scheduler answers; every job is killed at its walltime.
+// Discrete events, one loop: the scheduler acts once after all the events of an instant.
+//
+//   dps::cluster::Workload w = dps::cluster::load_workload("nasa.swf.gz");
+//   dps::cluster::EasyBackfilling easy;
+//   dps::cluster::Results r = dps::cluster::Simulation(w, easy).run();
+#pragma once
+
+#include "dps/cluster/cluster.hpp"
+#include "dps/cluster/results.hpp"
+#include "dps/cluster/scheduler.hpp"
+#include "dps/cluster/workload.hpp"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace dps::cluster {
+
+struct SimulationOptions {
+  double tau_s = 10;   // bounded slowdown's threshold
+  bool gantt = false;  // keep each node's time with each job, for the trace (gantt())
+  // Called now and then with the simulated time and the jobs done so far (progress on a terminal).
+  std::function<void(double now, std::size_t done)> progress{};
+};
+
+class Simulation {
+ public:
+  // Keeps references to the workload and the scheduler.
+  Simulation(const Workload& workload, Scheduler& scheduler, SimulationOptions options = {});
+  ~Simulation();
+
+  // Runs to the last job's end. Throws std::runtime_error when the scheduler errs (a start or a
+  // growth that does not fit, a shrink to nothing, jobs left waiting on an idle cluster).
+  Results run();
+  const std::vector<Segment>& gantt() const;  // with SimulationOptions::gantt, after run()
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dps::cluster

@@ -1,0 +1,80 @@
+// The cluster's nodes as a bitmap of idle ones: the lowest idle nodes are found a word at a time.
+#include "dps/cluster/cluster.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+#include <string>
+
+namespace dps::cluster {
+
+Cluster::Cluster(const std::vector<Job>& jobs, std::size_t nodes)
+    : idle_(nodes), busy_(nodes, nullptr), free_((nodes + 63) / 64, ~std::uint64_t{0}), since_(nodes, 0),
+      jobs_(jobs), records_(jobs.size()) {
+  if (nodes == 0) throw std::invalid_argument("a cluster needs at least one node");
+  if (nodes % 64) free_.back() = (std::uint64_t{1} << (nodes % 64)) - 1;
+  queue_.reserve(jobs.size());
+}
+
+Running& Cluster::record(const Job& job) {
+  const auto index = static_cast<std::size_t>(&job - jobs_.data());
+  if (index >= jobs_.size()) throw std::logic_error("job " + std::to_string(job.id) + " is not of this workload");
+  return records_[index];
+}
+
+void Cluster::start(const Job& job) {
+  const auto at = std::find(queue_.begin(), queue_.end(), &job);
+  if (at == queue_.end()) throw std::logic_error("job " + std::to_string(job.id) + " is not queued");
+  if (job.size > idle_)
+    throw std::logic_error("job " + std::to_string(job.id) + " needs " + std::to_string(job.size) + " nodes, " +
+                           std::to_string(idle_) + " are idle");
+  queue_.erase(at);
+  Running& r = record(job);
+  r = Running{.job = &job, .start = now_, .nodes = {}, .last_point = now_};
+  give(r, job.size);
+  running_.push_back(&r);
+  by_end_.insert(&r);
+  started_.push_back(&r);
+}
+
+void Cluster::give(Running& r, std::size_t n) {
+  if (n > idle_) throw std::logic_error("job " + std::to_string(r.job->id) + " would grow by " + std::to_string(n) +
+                                        " nodes, " + std::to_string(idle_) + " are idle");
+  idle_ -= n;
+  for (std::size_t w = 0; n > 0; ++w) {
+    while (free_[w] != 0 && n > 0) {
+      const Node node = static_cast<Node>(w * 64 + static_cast<std::size_t>(std::countr_zero(free_[w])));
+      free_[w] &= free_[w] - 1;
+      busy_[node] = &r;
+      since_[node] = now_;
+      r.nodes.push_back(node);
+      --n;
+    }
+  }
+}
+
+void Cluster::take_back(Running& r, std::size_t n) {
+  if (n >= r.nodes.size()) throw std::logic_error("job " + std::to_string(r.job->id) + " cannot shrink to no nodes");
+  for (std::size_t i = 0; i < n; ++i) {
+    const Node node = r.nodes.back();
+    r.nodes.pop_back();
+    if (record_ && since_[node] < now_) segments_.push_back({node, r.job, since_[node], now_});
+    busy_[node] = nullptr;
+    free_[node / 64] |= std::uint64_t{1} << (node % 64);
+  }
+  idle_ += n;
+}
+
+void Cluster::finish(Running& r) {
+  for (const Node node : r.nodes) {
+    if (record_ && since_[node] < now_) segments_.push_back({node, r.job, since_[node], now_});
+    busy_[node] = nullptr;
+    free_[node / 64] |= std::uint64_t{1} << (node % 64);
+  }
+  idle_ += r.nodes.size();
+  r.nodes.clear();
+  by_end_.erase(&r);
+  running_.erase(std::find(running_.begin(), running_.end(), &r));
+}
+
+}  // namespace dps::cluster

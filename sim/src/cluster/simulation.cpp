@@ -1,0 +1,223 @@
+// The cluster simulation's event loop: arrivals come from the workload in submit order, the other
+// events (iteration ends, run ends, kills) from a heap; the scheduler acts after each instant.
+#include "dps/cluster/simulation.hpp"
+
+#include "dps/cluster/speedup.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <queue>
+#include <stdexcept>
+#include <string>
+
+namespace dps::cluster {
+
+namespace {
+
+// At one instant: iterations end before runs end, kills come after both (a job done at its walltime
+// is done, not killed); arrivals are taken before all of them.
+enum class EventKind : std::uint8_t { Point, End, Kill };
+
+struct Event {
+  double time;
+  EventKind kind;
+  std::uint64_t seq;
+  std::uint32_t job;
+  bool operator>(const Event& o) const noexcept {
+    if (time != o.time) return time > o.time;
+    if (kind != o.kind) return kind > o.kind;
+    return seq > o.seq;
+  }
+};
+
+enum class State : std::uint8_t { Pending, Queued, Running, Done };
+
+}  // namespace
+
+struct Simulation::Impl {
+  Impl(const Workload& w, Scheduler& s, SimulationOptions o)
+      : workload(w), scheduler(s), options(std::move(o)), cluster(w.jobs, w.nodes), state(w.jobs.size(), State::Pending),
+        models(w.jobs.size()), records(w.jobs.size()) {
+    cluster.record_ = options.gantt;
+    for (std::size_t i = 0; i < w.jobs.size(); ++i) records[i].job = &w.jobs[i];
+  }
+
+  std::uint32_t index(const Job& job) const { return static_cast<std::uint32_t>(&job - workload.jobs.data()); }
+  void push(double time, EventKind kind, std::uint32_t job) { events.push({time, kind, seq++, job}); }
+
+  [[noreturn]] void scheduler_erred(const std::string& what) const {
+    throw std::runtime_error("scheduler " + scheduler.name() + ": " + what);
+  }
+
+  // A job the scheduler started: its first events.
+  void begin(Running& r) {
+    const Job& job = *r.job;
+    const std::uint32_t i = index(job);
+    state[i] = State::Running;
+    records[i].start = r.start;
+    records[i].sizes.emplace_back(r.start, r.size());
+    switch (job.kind) {
+      case JobKind::Rigid:
+        push(r.start + std::min(job.runtime, job.walltime), job.runtime > job.walltime ? EventKind::Kill : EventKind::End, i);
+        break;
+      case JobKind::Malleable:
+        models[i].emplace(job.size, job.iteration_s, job.alpha);
+        push(r.start + job.iteration_s, EventKind::Point, i);
+        push(r.start + job.walltime, EventKind::Kill, i);
+        break;
+      case JobKind::Application:
+        throw std::runtime_error("job " + std::to_string(job.id) +
+                                 ": application jobs run only under dps-cluster's application runner");
+    }
+  }
+
+  void end(std::uint32_t i, bool killed) {
+    Running& r = cluster.records_[i];
+    state[i] = State::Done;
+    records[i].end = cluster.now();
+    records[i].killed = killed;
+    cluster.finish(r);
+    scheduler.ended(cluster, r);
+    ++done;
+  }
+
+  // A malleable job ended an iteration: done, or on at the size the scheduler says.
+  void point(std::uint32_t i) {
+    Running& r = cluster.records_[i];
+    const Job& job = *r.job;
+    SyntheticSpeedup& model = *models[i];
+    const std::size_t size = r.size();
+    r.iteration += 1;
+    r.iteration_s = model.at(size);
+    r.last_point = cluster.now();
+    if (r.iteration >= job.iterations) return end(i, false);
+    std::size_t target = size;
+    if (job.resizable) {
+      target = scheduler.resize(cluster, r, {.iteration = r.iteration, .size = size, .iteration_seconds = r.iteration_s,
+                                             .redistribution_seconds = redistributed[i] ? job.redistribution_s : 0});
+      if (target == 0) scheduler_erred("shrank job " + std::to_string(job.id) + " to no nodes");
+      if (target > size && target - size > cluster.idle())
+        scheduler_erred("grew job " + std::to_string(job.id) + " by " + std::to_string(target - size) + " nodes, " +
+                        std::to_string(cluster.idle()) + " are idle");
+    }
+    double pause = 0;
+    if (target != size) {
+      if (target > size) cluster.give(r, target - size);
+      else cluster.take_back(r, size - target);
+      records[i].sizes.emplace_back(cluster.now(), target);
+      ++resizes;
+      redistributed[i] = true;
+      pause = job.redistribution_s;
+    }
+    push(cluster.now() + pause + model.resize(size, target), EventKind::Point, i);
+  }
+
+  void handle(const Event& e) {
+    if (state[e.job] != State::Running) return;  // a kill or an iteration of a job already gone
+    switch (e.kind) {
+      case EventKind::Point: return point(e.job);
+      case EventKind::End: return end(e.job, false);
+      case EventKind::Kill: return end(e.job, true);
+    }
+  }
+
+  Results run() {
+    const auto wall = std::chrono::steady_clock::now();
+    redistributed.assign(workload.jobs.size(), false);
+    const std::vector<Job>& jobs = workload.jobs;
+    std::size_t next = 0;  // the next arrival
+    std::uint64_t steps = 0;
+    while (next < jobs.size() || !events.empty()) {
+      const double t = std::min(next < jobs.size() ? jobs[next].submit : HUGE_VAL, events.empty() ? HUGE_VAL : events.top().time);
+      cluster.now_ = t;
+      for (; next < jobs.size() && jobs[next].submit <= t; ++next) {
+        state[next] = State::Queued;
+        cluster.queue_.push_back(&jobs[next]);
+        ++steps;
+      }
+      while (!events.empty() && events.top().time <= t) {
+        const Event e = events.top();
+        events.pop();
+        handle(e);
+        ++steps;
+      }
+      scheduler.schedule(cluster);
+      for (Running* r : cluster.started_) begin(*r);
+      cluster.started_.clear();
+      if (events.empty() && next == jobs.size() && !cluster.queue_.empty())
+        scheduler_erred("leaves " + std::to_string(cluster.queue_.size()) + " jobs waiting on an idle cluster");
+      if (options.progress && (steps & 0xfff) == 0) options.progress(t, done);
+    }
+    return results(std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(), steps);
+  }
+
+  Results results(double wall_s, std::uint64_t steps) const {
+    Results r;
+    r.scheduler = scheduler.name();
+    r.nodes = workload.nodes;
+    r.jobs = records;
+    r.skipped = workload.skipped;
+    r.unusable = workload.unusable;
+    r.resizes = resizes;
+    r.tau_s = options.tau_s;
+    r.events = steps;
+    r.wall_s = wall_s;
+    if (records.empty()) return r;
+    double first = HUGE_VAL, last = -HUGE_VAL, busy = 0, wait = 0, completion = 0, execution = 0, slowdown = 0;
+    std::vector<ClassFigures> classes(workload.classes.size());
+    for (std::size_t k = 0; k < classes.size(); ++k) classes[k].name = workload.classes[k].name;
+    for (const JobClass& c : workload.classes) r.class_names.push_back(c.name);
+    for (const JobRecord& j : records) {
+      first = std::min(first, j.job->submit);
+      last = std::max(last, j.end);
+      busy += j.node_seconds();
+      wait += j.wait();
+      completion += j.completion();
+      execution += j.execution();
+      slowdown += std::max(1.0, j.completion() / std::max(j.execution(), options.tau_s));
+      r.killed += j.killed;
+      ClassFigures& c = classes[j.job->klass];
+      ++c.jobs;
+      c.mean_wait_s += j.wait();
+      c.mean_completion_s += j.completion();
+      c.mean_execution_s += j.execution();
+    }
+    const auto n = static_cast<double>(records.size());
+    r.makespan_s = last - first;
+    r.utilization = r.makespan_s > 0 ? busy / (static_cast<double>(workload.nodes) * r.makespan_s) : 0;
+    r.mean_wait_s = wait / n;
+    r.mean_completion_s = completion / n;
+    r.mean_execution_s = execution / n;
+    r.mean_bounded_slowdown = slowdown / n;
+    for (ClassFigures& c : classes) {
+      if (c.jobs == 0) continue;
+      const auto m = static_cast<double>(c.jobs);
+      c.mean_wait_s /= m, c.mean_completion_s /= m, c.mean_execution_s /= m;
+      r.classes.push_back(std::move(c));
+    }
+    return r;
+  }
+
+  const Workload& workload;
+  Scheduler& scheduler;
+  SimulationOptions options;
+  Cluster cluster;
+  std::vector<State> state;
+  std::vector<std::optional<SyntheticSpeedup>> models;
+  std::vector<bool> redistributed;  // resized at least once: its last resize redistributed
+  std::vector<JobRecord> records;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  std::uint64_t seq = 0;
+  std::size_t done = 0, resizes = 0;
+};
+
+Simulation::Simulation(const Workload& workload, Scheduler& scheduler, SimulationOptions options)
+    : impl_(std::make_unique<Impl>(workload, scheduler, std::move(options))) {}
+Simulation::~Simulation() = default;
+
+Results Simulation::run() { return impl_->run(); }
+const std::vector<Segment>& Simulation::gantt() const { return impl_->cluster.segments_; }
+
+}  // namespace dps::cluster
