@@ -5,7 +5,7 @@
 //   dps-cluster --workload shared/data/swf/NASA-iPSC-1993-3.1-cln.swf.gz --scheduler easy
 //   dps-cluster --workload mix.json --scheduler conservative --jobs jobs.csv
 #include <dps/cli.hpp>
-#include <dps/cluster/backfilling.hpp>
+#include <dps/cluster/schedulers.hpp>
 #include <dps/cluster/simulation.hpp>
 #include <dps/cluster/workload.hpp>
 
@@ -19,13 +19,18 @@
 
 namespace {
 
-constexpr const char* kSchedulers = "fcfs, easy, conservative";
+std::string scheduler_list() {
+  std::string list;
+  for (const std::string& n : dps::cluster::scheduler_names()) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
 
 std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name) {
-  if (name == "fcfs") return std::make_unique<dps::cluster::Fcfs>();
-  if (name == "easy") return std::make_unique<dps::cluster::EasyBackfilling>();
-  if (name == "conservative") return std::make_unique<dps::cluster::ConservativeBackfilling>();
-  throw std::invalid_argument("--scheduler expects one of " + std::string(kSchedulers) + ", got '" + name + "'");
+  try {
+    return dps::cluster::scheduler_named(name);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("--scheduler expects one of " + scheduler_list() + ", got '" + name + "'");
+  }
 }
 
 }  // namespace
@@ -38,7 +43,7 @@ int main(int argc, char** argv) {
     bool strict = false;
     dps::Cli cli("dps-cluster", "Simulates a workload of jobs on a cluster under a scheduler.");
     cli.option("--workload", workload_path, "the jobs: an SWF trace (.swf, .swf.gz) or a workload file (.json)")
-        .option("--scheduler", scheduler, std::string("who starts and resizes jobs: ") + kSchedulers + " (default easy)")
+        .option("--scheduler", scheduler, "who starts and resizes jobs: " + scheduler_list() + " (default easy)")
         .option("--procs", procs, "nodes of the cluster (default: the trace's MaxProcs, the workload's \"nodes\")")
         .flag("--strict", strict, "a job wider than the cluster is an error (default: skipped and counted)")
         .option("--tau", tau, "bounded slowdown's threshold in seconds (default 10)")

@@ -10,11 +10,15 @@ void Fcfs::schedule(Cluster& cluster) {
 
 void EasyBackfilling::schedule(Cluster& cluster) {
   queue_ = cluster.queue();
+  easy_backfill(cluster, queue_);
+}
+
+void easy_backfill(Cluster& cluster, const std::vector<const Job*>& order) {
   std::size_t k = 0;
-  for (; k < queue_.size() && queue_[k]->size <= cluster.idle(); ++k) cluster.start(*queue_[k]);
-  if (k == queue_.size()) return;
+  for (; k < order.size() && order[k]->size <= cluster.idle(); ++k) cluster.start(*order[k]);
+  if (k == order.size()) return;
   // The head's reservation: when enough nodes will be free, and how many it leaves spare then.
-  const Job& head = *queue_[k];
+  const Job& head = *order[k];
   std::size_t free = cluster.idle();
   double shadow = cluster.now();
   for (const Running* r : cluster.by_expected_end()) {
@@ -25,8 +29,8 @@ void EasyBackfilling::schedule(Cluster& cluster) {
     }
   }
   std::size_t spare = free >= head.size ? free - head.size : 0;
-  for (std::size_t i = k + 1; i < queue_.size() && cluster.idle() > 0; ++i) {
-    const Job& job = *queue_[i];
+  for (std::size_t i = k + 1; i < order.size() && cluster.idle() > 0; ++i) {
+    const Job& job = *order[i];
     if (job.size > cluster.idle()) continue;
     if (cluster.now() + job.walltime <= shadow) {
       cluster.start(job);

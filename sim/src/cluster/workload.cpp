@@ -155,7 +155,10 @@ void add_jobs(Workload& w, Entry e, std::uint64_t seed) {
     };
     const std::uint16_t gold = find("gold");
     const std::uint16_t platinum = mix.platinum > 0 ? find("platinum") : gold;
-    for (Job& j : reshape_mix(mix, gold, platinum)) w.jobs.push_back(std::move(j));
+    for (Job& j : reshape_mix(mix, gold, platinum)) {
+      j.priority = w.classes[j.klass].priority;
+      w.jobs.push_back(std::move(j));
+    }
     return;
   }
   Job j;
@@ -176,6 +179,7 @@ void add_jobs(Workload& w, Entry e, std::uint64_t seed) {
   j.size = e.count("size", 0);
   if (j.size == 0) e.fail("\"size\" is missing");
   j.klass = class_named(w, e, e.text("class", w.classes.front().name));
+  j.priority = w.classes[j.klass].priority;
   switch (j.kind) {
     case JobKind::Rigid:
       j.runtime = e.required("runtime", 0);

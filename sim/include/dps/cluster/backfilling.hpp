@@ -19,13 +19,17 @@
 
 namespace dps::cluster {
 
+// EASY over `order` (queued jobs, the head first): what ReSHAPE's scenarios backfill with, in submit
+// or in priority order.
+void easy_backfill(Cluster& cluster, const std::vector<const Job*>& order);
+
 class Fcfs final : public Scheduler {
  public:
   std::string name() const override { return "fcfs"; }
   void schedule(Cluster& cluster) override;
 };
 
-class EasyBackfilling : public Scheduler {
+class EasyBackfilling final : public Scheduler {
  public:
   std::string name() const override { return "easy"; }
   void schedule(Cluster& cluster) override;

@@ -29,7 +29,8 @@ struct Job {
   double submit = 0;     // seconds
   std::size_t size = 1;  // nodes at the start (a rigid job's throughout)
   double walltime = 0;   // the user's limit: killed when reached
-  std::uint16_t klass = 0;  // index into Workload::classes (its user priority)
+  std::uint16_t klass = 0;  // index into Workload::classes
+  double priority = 0;      // its class's user priority (schedulers that weigh priorities read it)
 
   // rigid
   double runtime = 0;

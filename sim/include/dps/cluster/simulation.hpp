@@ -32,7 +32,8 @@ class Simulation {
   Simulation(const Workload& workload, Scheduler& scheduler, SimulationOptions options = {});
   ~Simulation();
 
-  // Runs to the last job's end. Throws std::runtime_error when the scheduler errs (a start or a
+  // Runs to the last job's end. The results point into the workload's jobs.
+  // Throws std::runtime_error when the scheduler errs (a start or a
   // growth that does not fit, a shrink to nothing, jobs left waiting on an idle cluster).
   Results run();
   const std::vector<Segment>& gantt() const;  // with SimulationOptions::gantt, after run()

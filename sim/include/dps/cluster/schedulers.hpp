@@ -1,0 +1,19 @@
+// The built-in schedulers by name, as dps-cluster's --scheduler takes them: fcfs, easy, conservative,
+// and ReSHAPE's scenarios (pba-q, fair-q, fcfs-li-q, greedy-r, fair-r, pba-pr, fcfs-pr, max-b-pr).
+//
+//   std::unique_ptr<dps::cluster::Scheduler> s = dps::cluster::scheduler_named("pba-pr");
+#pragma once
+
+#include "dps/cluster/scheduler.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dps::cluster {
+
+const std::vector<std::string>& scheduler_names();
+// Throws std::invalid_argument "no scheduler 'NAME' (fcfs, easy, ...)".
+std::unique_ptr<Scheduler> scheduler_named(const std::string& name);
+
+}  // namespace dps::cluster

@@ -1,0 +1,30 @@
+#include "dps/cluster/schedulers.hpp"
+
+#include "dps/cluster/backfilling.hpp"
+#include "dps/cluster/reshape.hpp"
+
+#include <stdexcept>
+
+namespace dps::cluster {
+
+const std::vector<std::string>& scheduler_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v{"fcfs", "easy", "conservative"};
+    for (const std::string& s : ReshapeScheduler::scenarios()) v.push_back(s);
+    return v;
+  }();
+  return names;
+}
+
+std::unique_ptr<Scheduler> scheduler_named(const std::string& name) {
+  if (name == "fcfs") return std::make_unique<Fcfs>();
+  if (name == "easy") return std::make_unique<EasyBackfilling>();
+  if (name == "conservative") return std::make_unique<ConservativeBackfilling>();
+  for (const std::string& s : ReshapeScheduler::scenarios())
+    if (name == s) return ReshapeScheduler::scenario(name);
+  std::string list;
+  for (const std::string& n : scheduler_names()) list += (list.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("no scheduler '" + name + "' (" + list + ")");
+}
+
+}  // namespace dps::cluster
