@@ -34,11 +34,12 @@ constexpr double kUnknown = -std::numeric_limits<double>::infinity();
 
 }  // namespace
 
-std::unique_ptr<ReshapeScheduler> ReshapeScheduler::scenario(const std::string& name) {
+std::unique_ptr<ReshapeScheduler> ReshapeScheduler::scenario(const std::string& name, ReshapeOptions tuning) {
   for (const Scenario& s : kScenarios)
-    if (name == s.name)
-      return std::make_unique<ReshapeScheduler>(name, ReshapeOptions{.allocation = s.allocation, .harvesting = s.harvesting,
-                                                                     .priority = s.priority});
+    if (name == s.name) {
+      tuning.allocation = s.allocation, tuning.harvesting = s.harvesting, tuning.priority = s.priority;
+      return std::make_unique<ReshapeScheduler>(name, tuning);
+    }
   std::string names;
   for (const std::string& n : scenarios()) names += (names.empty() ? "" : ", ") + n;
   throw std::invalid_argument("no ReSHAPE scenario '" + name + "' (" + names + ")");

@@ -48,8 +48,9 @@ class ReshapeScheduler final : public Scheduler {
   ReshapeScheduler(std::string name, ReshapeOptions options) : name_(std::move(name)), options_(options) {}
 
   // The scenarios of seed 000 ch. 4 and seed 001: pba-q, fair-q, fcfs-li-q, greedy-r, fair-r,
-  // pba-pr, fcfs-pr, max-b-pr. Throws std::invalid_argument naming them for any other name.
-  static std::unique_ptr<ReshapeScheduler> scenario(const std::string& name);
+  // pba-pr, fcfs-pr, max-b-pr; the scenario sets the strategies and priority, `tuning` the rest.
+  // Throws std::invalid_argument naming them for any other name.
+  static std::unique_ptr<ReshapeScheduler> scenario(const std::string& name, ReshapeOptions tuning = {});
   static const std::vector<std::string>& scenarios();
 
   std::string name() const override { return name_; }

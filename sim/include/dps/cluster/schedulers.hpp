@@ -4,7 +4,7 @@
 //   std::unique_ptr<dps::cluster::Scheduler> s = dps::cluster::scheduler_named("pba-pr");
 #pragma once
 
-#include "dps/cluster/scheduler.hpp"
+#include "dps/cluster/reshape.hpp"
 
 #include <memory>
 #include <string>
@@ -13,7 +13,8 @@
 namespace dps::cluster {
 
 const std::vector<std::string>& scheduler_names();
-// Throws std::invalid_argument "no scheduler 'NAME' (fcfs, easy, ...)".
-std::unique_ptr<Scheduler> scheduler_named(const std::string& name);
+// `tuning` sets the ReSHAPE scenarios' threshold, window and priority weights. Throws
+// std::invalid_argument "no scheduler 'NAME' (fcfs, easy, ...)".
+std::unique_ptr<Scheduler> scheduler_named(const std::string& name, const ReshapeOptions& tuning = {});
 
 }  // namespace dps::cluster
