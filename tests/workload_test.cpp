@@ -133,7 +133,7 @@ TEST(WorkloadFile, MixesKindsAndChecksEveryKey) {
   EXPECT_EQ(json_error(R"({"nodes": 8, "jobs": [{"kind": "rigid", "size": 2, "runtime": 1, "class": "gold"}]})"),
             "w.json: jobs[0]: no class 'gold' (\"classes\" names them)");
   EXPECT_EQ(json_error(R"({"jobs": [{"kind": "rigid", "size": 2, "runtime": 1}]})"),
-            "w.json: the cluster's size is unknown: give --procs");
+            "w.json: the cluster's size is unknown: give --procs or --model");
   EXPECT_EQ(json_error("{\"nodes\": 8, \"jobs\": [").rfind("w.json: not JSON: ", 0), 0u);
 }
 

@@ -6,6 +6,7 @@
 //   stencil --nodes 2 --n 4096 --iterations 200                       # bench-stencil's run
 //   stencil --nodes 2 --decomposition blocks --resize 50:4,100:3       # grows to 4 threads, then 3
 //   stencil --nodes 4 --policy reshape --max-threads 16 --per-node 2   # ReSHAPE's rule decides
+// Run by dps-cluster (an application job), it asks the cluster's scheduler at every resize point.
 //   stencil-sim --model cluster.json --nodes 4 --pdexec --noalloc --partition speed
 //   stencil --hostfile hosts --cluster cluster.json --partition model --speeds slow=0.3
 #include "cluster_file.hpp"
@@ -134,6 +135,11 @@ int main(int argc, char** argv) {
                                                        static_cast<std::size_t>(max_threads > 0 ? max_threads : 4 * start),
                                                        1, threshold);
         o.policy = reshape.get();
+      } else if (dps::ResizePolicy* scheduler = app.backend().resize_policy(); scheduler && resize.empty()) {
+        // A job of dps-cluster: its scheduler answers the resize points, in nodes, one thread each.
+        if (per_node != 1 || threads != 0) throw std::invalid_argument("a job of dps-cluster runs one thread per node: no --per-node or --threads");
+        if (max_threads != 0) throw std::invalid_argument("--max-threads goes with --policy reshape");
+        o.policy = scheduler;
       } else if (max_threads != 0 || resize_every != 0) {
         throw std::invalid_argument("--max-threads and --resize-every go with --policy reshape");
       }

@@ -8,6 +8,7 @@
 #include <dps/cluster/schedulers.hpp>
 #include <dps/cluster/simulation.hpp>
 #include <dps/cluster/workload.hpp>
+#include <dps/sim/model.hpp>
 
 #include <unistd.h>
 
@@ -37,7 +38,7 @@ std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name
 
 int main(int argc, char** argv) {
   return dps::run_main("dps-cluster", [&] {
-    std::string workload_path, scheduler = "easy", jobs_path;
+    std::string workload_path, scheduler = "easy", jobs_path, model_path, logs;
     long procs = 0;
     double tau = 10;
     bool strict = false;
@@ -47,17 +48,25 @@ int main(int argc, char** argv) {
         .option("--procs", procs, "nodes of the cluster (default: the trace's MaxProcs, the workload's \"nodes\")")
         .flag("--strict", strict, "a job wider than the cluster is an error (default: skipped and counted)")
         .option("--tau", tau, "bounded slowdown's threshold in seconds (default 10)")
-        .option("--jobs", jobs_path, "write each job's submit, start, end and sizes over time to this CSV file");
+        .option("--jobs", jobs_path, "write each job's submit, start, end and sizes over time to this CSV file")
+        .option("--model", model_path, "the cluster model application jobs simulate themselves on, and the cluster's size when nothing else "
+                                      "gives it (default: single-core nodes, 50 us, 117.5 MB/s, as many as the cluster's)")
+        .option("--logs", logs, "keep application jobs' output here, job-ID.log (default: a temporary folder)");
     if (!cli.parse(argc, argv)) return 0;
     if (workload_path.empty()) throw std::invalid_argument("--workload is missing (--help says more)");
     if (procs < 0) throw std::invalid_argument("--procs expects a positive number of nodes");
     if (!(tau > 0)) throw std::invalid_argument("--tau expects a positive number of seconds");
     auto policy = scheduler_named(scheduler);
-    const dps::cluster::Workload workload =
-        dps::cluster::load_workload(workload_path, {.nodes = static_cast<std::size_t>(procs), .strict = strict});
+    std::size_t model_nodes = 0;
+    if (!model_path.empty()) model_nodes = dps::sim::ClusterModel::load(model_path).node_count();
+    const dps::cluster::Workload workload = dps::cluster::load_workload(
+        workload_path, {.nodes = static_cast<std::size_t>(procs), .fallback_nodes = model_nodes, .strict = strict});
+    if (model_nodes && model_nodes < workload.nodes)
+      throw std::invalid_argument("--model " + model_path + " has " + std::to_string(model_nodes) + " nodes, the cluster " +
+                                  std::to_string(workload.nodes));
     if (workload.jobs.empty()) throw std::runtime_error(workload_path + ": no job to run");
 
-    dps::cluster::SimulationOptions options{.tau_s = tau};
+    dps::cluster::SimulationOptions options{.tau_s = tau, .model = model_path, .logs = logs};
     const bool terminal = isatty(STDERR_FILENO) != 0;
     if (terminal)
       options.progress = [&](double now, std::size_t done) {

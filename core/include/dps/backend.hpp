@@ -21,6 +21,7 @@
 
 namespace dps {
 
+class ResizePolicy;
 class Runtime;
 class Thread;
 class TraceSink;
@@ -122,6 +123,10 @@ class Backend {
     (void)time;
     return false;
   }
+
+  // The scheduler that answers this application's resize points when one runs it (the cluster
+  // simulator does, for the jobs it runs); null otherwise.
+  virtual ResizePolicy* resize_policy() { return nullptr; }
 };
 
 }  // namespace dps

@@ -2,10 +2,15 @@
 // events (iteration ends, run ends, kills) from a heap; the scheduler acts after each instant.
 #include "dps/cluster/simulation.hpp"
 
+#include "application_job.hpp"
 #include "dps/cluster/speedup.hpp"
+#include "dps/sim/model.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <optional>
 #include <queue>
@@ -17,8 +22,8 @@ namespace dps::cluster {
 namespace {
 
 // At one instant: iterations end before runs end, kills come after both (a job done at its walltime
-// is done, not killed); arrivals are taken before all of them.
-enum class EventKind : std::uint8_t { Point, End, Kill };
+// is done, not killed); arrivals are taken before all of them. Message: an application job's.
+enum class EventKind : std::uint8_t { Point, Message, End, Kill };
 
 struct Event {
   double time;
@@ -39,7 +44,7 @@ enum class State : std::uint8_t { Pending, Queued, Running, Done };
 struct Simulation::Impl {
   Impl(const Workload& w, Scheduler& s, SimulationOptions o)
       : workload(w), scheduler(s), options(std::move(o)), cluster(w.jobs, w.nodes), state(w.jobs.size(), State::Pending),
-        models(w.jobs.size()), records(w.jobs.size()) {
+        models(w.jobs.size()), records(w.jobs.size()), processes(w.jobs.size()), inbox(w.jobs.size()) {
     cluster.record_ = options.gantt;
     for (std::size_t i = 0; i < w.jobs.size(); ++i) records[i].job = &w.jobs[i];
   }
@@ -68,9 +73,91 @@ struct Simulation::Impl {
         push(r.start + job.walltime, EventKind::Kill, i);
         break;
       case JobKind::Application:
-        throw std::runtime_error("job " + std::to_string(job.id) +
-                                 ": application jobs run only under dps-cluster's application runner");
+        processes[i] = std::make_unique<ApplicationProcess>(job, r.size(), model_path(), logs() + "/job-" + std::to_string(job.id) + ".log");
+        pending.push_back(i);
+        push(r.start + job.walltime, EventKind::Kill, i);
+        break;
     }
+  }
+
+  // Application jobs: the folder of their output, and the model they run on.
+  const std::string& logs() {
+    if (!log_folder.empty()) return log_folder;
+    if (!options.logs.empty()) {
+      std::filesystem::create_directories(options.logs);
+      return log_folder = options.logs;
+    }
+    std::string pattern = (std::filesystem::temp_directory_path() / "dps-cluster-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot make a folder for the application jobs' output");
+    temporary = pattern;
+    return log_folder = pattern;
+  }
+  const std::string& model_path() {
+    if (!model_file.empty()) return model_file;
+    if (!options.model.empty()) return model_file = options.model;
+    model_file = logs() + "/cluster-model.json";
+    std::ofstream out(model_file);
+    out << sim::ClusterModel::defaults({"groups.0.count=" + std::to_string(workload.nodes)}).to_json();
+    if (!out.flush()) throw std::runtime_error("cannot write " + model_file);
+    return model_file;
+  }
+
+  // Every application job that ran since it was last heard from: its next message, as an event.
+  void drain() {
+    for (const std::uint32_t i : pending) {
+      inbox[i] = processes[i]->next();
+      push(std::max(cluster.now(), records[i].start + inbox[i].time), EventKind::Message, i);
+    }
+    pending.clear();
+  }
+
+  // An application job's message: a resize point, nodes it gave back, or its end.
+  void message(std::uint32_t i) {
+    using Kind = sim::job_protocol::Message::Kind;
+    const sim::job_protocol::Message& m = inbox[i];
+    Running& r = cluster.records_[i];
+    const Job& job = *r.job;
+    if (m.kind == Kind::End) {
+      processes[i]->finish();
+      processes[i].reset();
+      return end(i, false);
+    }
+    if (m.kind == Kind::Release) {
+      if (m.nodes >= r.size())
+        throw std::runtime_error("job " + std::to_string(job.id) + " gave back " + std::to_string(m.nodes) + " of its " +
+                                 std::to_string(r.size()) + " nodes");
+      cluster.take_back(r, m.nodes);
+      records[i].sizes.emplace_back(cluster.now(), r.size());
+      pending.push_back(i);
+      return;
+    }
+    const std::size_t size = r.size();
+    if (m.nodes != size)
+      throw std::runtime_error("job " + std::to_string(job.id) + " reports " + std::to_string(m.nodes) +
+                               " nodes at its resize point; the cluster gave it " + std::to_string(size));
+    r.iteration = m.iteration;
+    r.iteration_s = m.iteration_s;
+    r.last_point = cluster.now();
+    const std::size_t target = job.resizable ? asked(r, {.iteration = m.iteration, .size = size, .iteration_seconds = m.iteration_s,
+                                                         .redistribution_seconds = m.redistribution_s})
+                                             : size;
+    if (target > size) {
+      cluster.give(r, target - size);
+      records[i].sizes.emplace_back(cluster.now(), target);
+    }
+    if (target != size) ++resizes;  // a shrink shows when the job gives its nodes back
+    processes[i]->answer(target);
+    pending.push_back(i);
+  }
+
+  // The scheduler's answer at a resize point, checked.
+  std::size_t asked(Running& r, const ResizePoint& point) {
+    const std::size_t target = scheduler.resize(cluster, r, point);
+    if (target == 0) scheduler_erred("shrank job " + std::to_string(r.job->id) + " to no nodes");
+    if (target > point.size && target - point.size > cluster.idle())
+      scheduler_erred("grew job " + std::to_string(r.job->id) + " by " + std::to_string(target - point.size) + " nodes, " +
+                      std::to_string(cluster.idle()) + " are idle");
+    return target;
   }
 
   void end(std::uint32_t i, bool killed) {
@@ -93,15 +180,10 @@ struct Simulation::Impl {
     r.iteration_s = model.at(size);
     r.last_point = cluster.now();
     if (r.iteration >= job.iterations) return end(i, false);
-    std::size_t target = size;
-    if (job.resizable) {
-      target = scheduler.resize(cluster, r, {.iteration = r.iteration, .size = size, .iteration_seconds = r.iteration_s,
-                                             .redistribution_seconds = redistributed[i] ? job.redistribution_s : 0});
-      if (target == 0) scheduler_erred("shrank job " + std::to_string(job.id) + " to no nodes");
-      if (target > size && target - size > cluster.idle())
-        scheduler_erred("grew job " + std::to_string(job.id) + " by " + std::to_string(target - size) + " nodes, " +
-                        std::to_string(cluster.idle()) + " are idle");
-    }
+    const std::size_t target =
+        job.resizable ? asked(r, {.iteration = r.iteration, .size = size, .iteration_seconds = r.iteration_s,
+                                  .redistribution_seconds = redistributed[i] ? job.redistribution_s : 0})
+                      : size;
     double pause = 0;
     if (target != size) {
       if (target > size) cluster.give(r, target - size);
@@ -118,8 +200,11 @@ struct Simulation::Impl {
     if (state[e.job] != State::Running) return;  // a kill or an iteration of a job already gone
     switch (e.kind) {
       case EventKind::Point: return point(e.job);
+      case EventKind::Message: return message(e.job);
       case EventKind::End: return end(e.job, false);
-      case EventKind::Kill: return end(e.job, true);
+      case EventKind::Kill:
+        if (processes[e.job]) processes[e.job]->kill(), processes[e.job].reset();
+        return end(e.job, true);
     }
   }
 
@@ -129,7 +214,7 @@ struct Simulation::Impl {
     const std::vector<Job>& jobs = workload.jobs;
     std::size_t next = 0;  // the next arrival
     std::uint64_t steps = 0;
-    while (next < jobs.size() || !events.empty()) {
+    for (drain(); next < jobs.size() || !events.empty(); drain()) {
       const double t = std::min(next < jobs.size() ? jobs[next].submit : HUGE_VAL, events.empty() ? HUGE_VAL : events.top().time);
       cluster.now_ = t;
       for (; next < jobs.size() && jobs[next].submit <= t; ++next) {
@@ -146,6 +231,7 @@ struct Simulation::Impl {
       scheduler.schedule(cluster);
       for (Running* r : cluster.started_) begin(*r);
       cluster.started_.clear();
+      drain();
       if (events.empty() && next == jobs.size() && !cluster.queue_.empty())
         scheduler_erred("leaves " + std::to_string(cluster.queue_.size()) + " jobs waiting on an idle cluster");
       if (options.progress && (steps & 0xfff) == 0) options.progress(t, done);
@@ -211,6 +297,17 @@ struct Simulation::Impl {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::uint64_t seq = 0;
   std::size_t done = 0, resizes = 0;
+  // Application jobs.
+  std::vector<std::unique_ptr<ApplicationProcess>> processes;
+  std::vector<sim::job_protocol::Message> inbox;  // each one's next message
+  std::vector<std::uint32_t> pending;             // ran since last heard from
+  std::string log_folder, model_file, temporary;
+
+  ~Impl() {
+    processes.clear();
+    std::error_code ignored;
+    if (!temporary.empty()) std::filesystem::remove_all(temporary, ignored);
+  }
 };
 
 Simulation::Simulation(const Workload& workload, Scheduler& scheduler, SimulationOptions options)

@@ -38,7 +38,7 @@ void sort_by_submit(std::vector<Job>& jobs) {
 
 // Jobs wider than the cluster: skipped and counted (the archive's convention), or refused.
 void fit(Workload& w, bool strict, const std::string& name) {
-  if (w.nodes == 0) throw std::runtime_error(name + ": the cluster's size is unknown: give --procs");
+  if (w.nodes == 0) throw std::runtime_error(name + ": the cluster's size is unknown: give --procs or --model");
   std::vector<Job> kept;
   kept.reserve(w.jobs.size());
   for (Job& j : w.jobs) {
@@ -271,6 +271,7 @@ std::vector<Job> reshape_mix(const ReshapeMix& mix, std::uint16_t gold, std::uin
 Workload from_swf(const SwfTrace& trace, const WorkloadOptions& options) {
   Workload w;
   w.nodes = options.nodes ? options.nodes : static_cast<std::size_t>(std::max(0L, trace.max_procs > 0 ? trace.max_procs : trace.max_nodes));
+  if (w.nodes == 0) w.nodes = options.fallback_nodes;
   // Per-class figures by the trace's queues (named by the header, else "queue N"); jobs of no known
   // queue make a class of their own.
   long top = static_cast<long>(trace.queues.size()) - 1;
@@ -318,7 +319,7 @@ Workload from_json(const std::string& text, const std::string& name, const Workl
   Entry top(j, name);
   top.allow({"nodes", "seed", "classes", "jobs", "arrivals"});
   Workload w;
-  w.nodes = options.nodes ? options.nodes : top.count("nodes", 0);
+  w.nodes = options.nodes ? options.nodes : top.count("nodes", options.fallback_nodes);
   const auto seed = static_cast<std::uint64_t>(top.number("seed", 1, 0));
   if (top.has("classes")) {
     const json& classes = top.at("classes");

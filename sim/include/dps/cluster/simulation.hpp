@@ -2,6 +2,10 @@
 // starts jobs, rigid jobs end after their run time, malleable ones reach a resize point after every
 // iteration and go on at the size the scheduler answers; every job is killed at its walltime.
 // Discrete events, one loop: the scheduler acts once after all the events of an instant.
+// Application jobs run as processes of their own, each simulating itself on the nodes it holds (their
+// nodes are theirs alone, so nothing they do touches another job); the loop takes their resize points,
+// returned nodes and ends as events, waiting for a job's next one before it goes past the time the job
+// was last heard from (conservative synchronization).
 //
 //   dps::cluster::Workload w = dps::cluster::load_workload("nasa.swf.gz");
 //   dps::cluster::EasyBackfilling easy;
@@ -22,6 +26,11 @@ namespace dps::cluster {
 struct SimulationOptions {
   double tau_s = 10;   // bounded slowdown's threshold
   bool gantt = false;  // keep each node's time with each job, for the trace (gantt())
+  // Application jobs: the cluster model they simulate themselves on (empty: the default model, with
+  // the cluster's nodes), and the folder of their output, job-ID.log (empty: a temporary one,
+  // removed afterwards).
+  std::string model{};
+  std::string logs{};
   // Called now and then with the simulated time and the jobs done so far (progress on a terminal).
   std::function<void(double now, std::size_t done)> progress{};
 };

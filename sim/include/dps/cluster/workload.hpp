@@ -17,6 +17,7 @@ namespace dps::cluster {
 
 struct WorkloadOptions {
   std::size_t nodes = 0;  // the cluster's size; 0: the file's (SWF: MaxProcs, else MaxNodes)
+  std::size_t fallback_nodes = 0;  // ... when the file does not say
   bool strict = false;    // a job wider than the cluster, or one the trace does not describe, is an error
 };
 

@@ -30,6 +30,9 @@ struct SimOptions {
   bool progress = false;   // a progress line on stderr while the simulation runs
   bool report = false;     // print Report::json() on stdout when the application ends
   std::string statistics{};  // write the statistics (JSON) to this file when it ends
+  // Run as a job of dps-cluster: its scheduler answers the resize points through this socket and
+  // grants the nodes (`nodes` at the start); -1: alone.
+  int scheduler_fd = -1;
 };
 
 // The figures of a simulated run so far.
@@ -83,6 +86,7 @@ class SimBackend final : public Backend {
   bool allocates_payloads() const override;
   bool drive_until(const std::function<bool()>& done) override;
   bool advance_to(double time) override;
+  ResizePolicy* resize_policy() override;
 
  private:
   struct Impl;
