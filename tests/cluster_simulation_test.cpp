@@ -1,6 +1,10 @@
 // The cluster simulation's event loop: malleable jobs at their resize points, walltime kills,
 // schedulers that err, determinism.
 #include <dps/cluster/backfilling.hpp>
+#include <dps/cluster/reshape.hpp>
+#include <dps/cluster/trace.hpp>
+#include <dps/trace/reader.hpp>
+#include <dps/trace/statistics.hpp>
 #include <dps/cluster/simulation.hpp>
 #include <dps/cluster/speedup.hpp>
 
@@ -17,10 +21,11 @@ Job malleable(std::uint64_t id, double submit, std::size_t size, long iterations
 }
 
 // Answers resize points from a script: job id -> the sizes to take at its 1st, 2nd, ... point.
-struct Scripted final : EasyBackfilling {
+struct Scripted final : Scheduler {
   std::map<std::uint64_t, std::vector<std::size_t>> script;
   std::vector<ResizePoint> seen;
   std::string name() const override { return "scripted"; }
+  void schedule(Cluster& c) override { easy_backfill(c, c.queue()); }
   std::size_t resize(Cluster&, const Running& job, const ResizePoint& point) override {
     seen.push_back(point);
     const auto& sizes = script[job.job->id];
@@ -98,6 +103,45 @@ TEST(ClusterSimulation, SameSeedSameScheduleOtherSeedOtherSchedule) {
   const auto a = run(3), b = run(3), c = run(4);
   EXPECT_EQ(a, b);
   EXPECT_NE(a.first, c.first);
+}
+
+// The trace dps-viewer shows: a step per node and job, the resizes marked, the utilization and queue
+// length as counters, whose mean utilization is the run's.
+TEST(ClusterSimulation, TheTraceHoldsTheGanttChartTheResizesAndTheCounters) {
+  const Workload w{.jobs = reshape_mix({.jobs = 60, .seed = 2}, 0, 0), .nodes = 400, .classes = {{"gold", 0}}};
+  auto pba = ReshapeScheduler::scenario("pba-q");
+  Simulation simulation(w, *pba, {.gantt = true});
+  const Results r = simulation.run();
+  ASSERT_GT(r.resizes, 0u);
+  const std::string path = ::testing::TempDir() + "cluster.dpstrace";
+  write_trace(simulation, r, path);
+  const trace::Trace t = trace::read(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(t.info_value("backend"), "cluster");
+  EXPECT_EQ(t.info_value("scheduler"), "pba-q");
+  std::map<std::string, double> held;
+  std::size_t marks = 0;
+  for (const trace::Step& s : t.steps) {
+    EXPECT_EQ(s.thread, s.node) << "a row per node";
+    if (s.start == s.end) ++marks;
+    held[t.names[s.operation]] += s.end - s.start;
+  }
+  for (const JobRecord& j : r.jobs) EXPECT_NEAR(held["job " + std::to_string(j.job->id)], j.node_seconds(), 1e-6);
+  std::size_t moved = 0;
+  for (const JobRecord& j : r.jobs)
+    for (std::size_t k = 1; k < j.sizes.size(); ++k)
+      moved += j.sizes[k].second > j.sizes[k - 1].second ? j.sizes[k].second - j.sizes[k - 1].second : j.sizes[k - 1].second - j.sizes[k].second;
+  EXPECT_EQ(marks, moved) << "a grow or shrink mark per node that joined or left a running job";
+  const trace::Summary s = trace::summarize(t);
+  ASSERT_EQ(s.counters.size(), 2u);
+  EXPECT_EQ(s.counters[0].name, "utilization");
+  EXPECT_NEAR(s.counters[0].mean, r.utilization, 1e-6);
+  EXPECT_EQ(s.counters[1].name, "queued jobs");
+  EXPECT_GT(s.counters[1].max, 0);
+  auto again = ReshapeScheduler::scenario("pba-q");
+  Simulation plain(w, *again);
+  const Results q = plain.run();
+  EXPECT_THROW(write_trace(plain, q, path), std::logic_error);
 }
 
 TEST(ClusterSimulation, TheGanttChartCoversEveryNodeSecondOfEveryJob) {

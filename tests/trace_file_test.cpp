@@ -80,6 +80,12 @@ trace::Trace write_sample(const std::filesystem::path& path, int events, bool cl
         kept.phases.push_back(p);
         break;
       }
+      case 3: {
+        trace::Counter c{name(w.pick(2) ? "queued jobs" : "utilization"), static_cast<double>(w.pick(1000)) / 7, t};
+        out.write(c);
+        kept.counters.push_back(c);
+        break;
+      }
       default: {
         trace::Step s{static_cast<std::uint32_t>(w.pick(8)), 1 + w.pick(64), name(w.pick(2) ? "workers" : "master"),
                       name(operations[w.pick(5)]), 1 + w.pick(1000), t, t + w.length()};
@@ -131,6 +137,13 @@ TEST(TraceFile, EveryRecordReadsBackAsWrittenToTheNanosecond) {
     EXPECT_EQ(t.phases[i].name, kept.phases[i].name);
     EXPECT_EQ(t.phases[i].begin, kept.phases[i].begin);
     expect_time(t.phases[i].time, kept.phases[i].time);
+  }
+  ASSERT_EQ(t.counters.size(), kept.counters.size());
+  ASSERT_GT(t.counters.size(), 1000u);
+  for (std::size_t i = 0; i < t.counters.size(); ++i) {
+    EXPECT_EQ(t.counters[i].name, kept.counters[i].name);
+    EXPECT_EQ(t.counters[i].value, kept.counters[i].value) << "bit for bit";
+    expect_time(t.counters[i].time, kept.counters[i].time);
   }
   EXPECT_EQ(t.info_value("clock"), "simulated");
   EXPECT_EQ(t.info_value("absent"), "");
@@ -213,11 +226,14 @@ TEST(TraceFile, ForeignDamagedAndNewerFilesAreRejectedNamingTheByte) {
   };
   EXPECT_EQ(error_of("{\"traceEvents\": []}").offset, 0u);
   EXPECT_EQ(error_of("").offset, 0u);
+  std::string older = good;  // version 1 had no counters: a version-2 reader reads it
+  older[8] = 1;
+  EXPECT_NO_THROW(trace::parse(older, trace::Partial::reject));
   std::string newer = good;
-  newer[8] = 2;
+  newer[8] = 3;
   const auto version = error_of(newer);
   EXPECT_EQ(version.offset, 8u);
-  EXPECT_EQ(version.reason, "trace format version 2, this reader knows version 1");
+  EXPECT_EQ(version.reason, "trace format version 3, this reader knows versions 1 to 2");
   std::string flipped = good;
   flipped[100] ^= 0x40;  // inside the first block's records
   const auto checksum = error_of(flipped);

@@ -66,6 +66,32 @@ TEST(TracePlot, TheEfficiencyLineStandsAtEachBinsValue) {
   EXPECT_NEAR(height_of(7, cpu, viewer::node_color(1)), 0.0, 0.02) << "and idle later";
 }
 
+// A counter gets a chart of its own under the others, its line at its values (top: 1.05 × its max).
+TEST(TracePlot, ACounterIsChartedUnderTheOthers) {
+  Scratch dir;
+  const std::string trace = (dir.dir / "c.dpstrace").string(), png = (dir.dir / "c.png").string();
+  write_trace(trace);
+  {
+    trace::TraceWriter out(trace + ".2");
+    const trace::NameId workers = out.name("workers"), op = out.name("op"), queued = out.name("queued jobs");
+    out.write(trace::Step{0, 1, workers, op, 1, 0, 10});
+    out.write(trace::Counter{queued, 8, 0});
+    out.write(trace::Counter{queued, 2, 5});
+  }
+  std::string output;
+  ASSERT_EQ(shell(std::string(DPS_TRACE) + " plot " + trace + ".2 " + png + " --bins 10 --size 1000x800", output), 0) << output;
+  QImage image(QString::fromStdString(png));
+  ASSERT_FALSE(image.isNull()) << output;
+  const QRectF chart = viewer::chart_rect(viewer::plot_charts_area(image.size()), 3, 4);
+  auto height_of = [&](double bin) -> double {
+    const auto y = line_at(image, static_cast<int>(chart.left() + (bin + 0.5) / 10 * chart.width()), chart.top(), chart.bottom(),
+                           QColor(20, 20, 20));
+    return y ? (chart.bottom() - *y) / chart.height() : -1;
+  };
+  EXPECT_NEAR(height_of(2), 8 / 8.4, 0.02);
+  EXPECT_NEAR(height_of(7), 2 / 8.4, 0.02);
+}
+
 TEST(TracePlot, ABadSizeIsOneLineAndNoFile) {
   Scratch dir;
   const std::string trace = (dir.dir / "t.dpstrace").string(), png = (dir.dir / "t.png").string();

@@ -138,6 +138,27 @@ TEST(TraceStatistics, UnknownCoresAreTheMostStepsRunAtOnce) {
   EXPECT_DOUBLE_EQ(s.efficiency, 7.0 / 8);
 }
 
+// A counter holds each value until its next sample: 2 over [0, 5), 4 over [5, 10) in ten bins.
+TEST(TraceStatistics, CountersAreTimeWeightedPerBinFromTheirFirstSample) {
+  Built b = two_nodes();
+  b.t.counters.push_back({b.name("queued jobs"), 4, 5});  // out of order: sorted by time
+  b.t.counters.push_back({b.name("queued jobs"), 2, 0});
+  b.t.counters.push_back({b.name("utilization"), 0.5, 2.5});
+  const Summary s = summarize(b.t, 10);
+  ASSERT_EQ(s.counters.size(), 2u);
+  const CounterSummary& q = s.counters[0];
+  EXPECT_EQ(q.name, "queued jobs");
+  EXPECT_DOUBLE_EQ(q.max, 4);
+  EXPECT_DOUBLE_EQ(q.mean, 3);
+  for (std::size_t k = 0; k < 10; ++k) EXPECT_DOUBLE_EQ(q.over_time[k], k < 5 ? 2 : 4) << "bin " << k;
+  const CounterSummary& u = s.counters[1];
+  EXPECT_DOUBLE_EQ(u.over_time[1], 0) << "before its first sample";
+  EXPECT_DOUBLE_EQ(u.over_time[2], 0.25) << "half the bin";
+  EXPECT_DOUBLE_EQ(u.mean, 0.5) << "from its first sample on";
+  EXPECT_NE(to_json(s).find("\"counters\": [{\"name\": \"queued jobs\", \"max\": 4, \"mean\": 3}"), std::string::npos) << to_json(s);
+  EXPECT_EQ(to_json(summarize(two_nodes().t)).find("counters"), std::string::npos) << "traces without counters keep their JSON";
+}
+
 TEST(TraceStatistics, TheJsonNamesEveryFigure) {
   const std::string j = to_json(summarize(two_nodes().t));
   for (const char* key : {"\"duration_s\": 10", "\"efficiency\": 0.833333333", "\"phases\": [{\"name\": \"first half\"",

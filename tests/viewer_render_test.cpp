@@ -82,6 +82,30 @@ TEST(ViewerRender, RowsHaveDrawnPixelsWhereTheirThreadsRan) {
       << "three rows take their tallest height and leave the rest to the charts";
 }
 
+// The legend: what each color means, the operations by their time (leaf 5.7 s, then split and merge),
+// drawn on the title line in their colors.
+TEST(ViewerRender, TheLegendNamesTheColorsOnTheTitleLine) {
+  const trace::Trace t = sample();
+  const Gantt gantt(t);
+  ASSERT_EQ(gantt.legend().size(), 3u);
+  EXPECT_EQ(t.names[gantt.legend()[0].first], "leaf");
+  EXPECT_NEAR(gantt.legend()[0].second, 3 + 3000 * 0.9e-3, 1e-9);
+  const QImage image = render(t, "sample", QSize(1200, 700));
+  for (const auto& [operation, seconds] : gantt.legend()) {
+    int found = 0;
+    for (int y = 0; y < 24; ++y)
+      for (int x = 300; x < image.width(); ++x) found += image.pixelColor(x, y).rgb() == QColor::fromRgba(gantt.color(operation)).rgb();
+    EXPECT_GE(found, 50) << t.names[operation] << ": its swatch";
+  }
+  trace::Trace many = t;
+  for (int k = 0; k < 200; ++k) {
+    many.names.push_back("operation " + std::to_string(k));
+    many.steps.push_back({0, 1, 0, static_cast<trace::NameId>(many.names.size() - 1), 1, 10.0 + k, 10.5 + k});
+  }
+  EXPECT_EQ(Gantt(many).legend().size(), 203u);
+  EXPECT_NO_THROW(render(many, "many", QSize(1200, 700))) << "a legend too long ends in +N more";
+}
+
 TEST(ViewerRender, AStepIsFoundUnderThePointer) {
   const trace::Trace t = sample();
   const Gantt gantt(t);

@@ -7,6 +7,7 @@
 #include <dps/cli.hpp>
 #include <dps/cluster/schedulers.hpp>
 #include <dps/cluster/simulation.hpp>
+#include <dps/cluster/trace.hpp>
 #include <dps/cluster/workload.hpp>
 #include <dps/sim/model.hpp>
 
@@ -38,7 +39,7 @@ std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name
 
 int main(int argc, char** argv) {
   return dps::run_main("dps-cluster", [&] {
-    std::string workload_path, scheduler = "easy", jobs_path, model_path, logs;
+    std::string workload_path, scheduler = "easy", jobs_path, model_path, logs, trace_path;
     long procs = 0;
     double tau = 10;
     bool strict = false;
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
         .option("--jobs", jobs_path, "write each job's submit, start, end and sizes over time to this CSV file")
         .option("--model", model_path, "the cluster model application jobs simulate themselves on, and the cluster's size when nothing else "
                                       "gives it (default: single-core nodes, 50 us, 117.5 MB/s, as many as the cluster's)")
-        .option("--logs", logs, "keep application jobs' output here, job-ID.log (default: a temporary folder)");
+        .option("--logs", logs, "keep application jobs' output here, job-ID.log (default: a temporary folder)")
+        .option("--trace", trace_path, "write the cluster's Gantt chart, utilization and queue length (dps-viewer, dps-trace plot)");
     if (!cli.parse(argc, argv)) return 0;
     if (workload_path.empty()) throw std::invalid_argument("--workload is missing (--help says more)");
     if (procs < 0) throw std::invalid_argument("--procs expects a positive number of nodes");
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
                                   std::to_string(workload.nodes));
     if (workload.jobs.empty()) throw std::runtime_error(workload_path + ": no job to run");
 
-    dps::cluster::SimulationOptions options{.tau_s = tau, .model = model_path, .logs = logs};
+    dps::cluster::SimulationOptions options{.tau_s = tau, .gantt = !trace_path.empty(), .model = model_path, .logs = logs};
     const bool terminal = isatty(STDERR_FILENO) != 0;
     if (terminal)
       options.progress = [&](double now, std::size_t done) {
@@ -75,6 +77,7 @@ int main(int argc, char** argv) {
     dps::cluster::Simulation simulation(workload, *policy, options);
     const dps::cluster::Results results = simulation.run();
     if (terminal) std::fprintf(stderr, "\r\033[K");
+    if (!trace_path.empty()) dps::cluster::write_trace(simulation, results, trace_path);
     if (!jobs_path.empty()) {
       std::ofstream out(jobs_path);
       out << results.jobs_csv();

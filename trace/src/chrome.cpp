@@ -91,6 +91,9 @@ void write_chrome(const Trace& t, std::ostream& out, std::size_t bins) {
       event("\"ph\": \"C\", " + track(n.node, 0) + ", \"name\": \"cpu\", \"ts\": " + ts + ", \"args\": {\"cpu\": " +
             json::number(n.cpu_over_time[b]) + "}");
   }
+  for (const Counter& c : t.counters)  // the trace's own counters, sample by sample
+    event("\"ph\": \"C\", " + track(0, 0) + ", \"name\": " + json::quoted(t.names[c.name]) + ", \"ts\": " + us(c.time) +
+          ", \"args\": {\"value\": " + json::number(c.value) + "}");
   out << "\n]}\n";
 }
 

@@ -12,13 +12,14 @@
 namespace dps::trace::codec {
 
 inline constexpr std::string_view kFileMagic = "DPSTRACE";
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;   // written; version 1 (no counters) is read too
+inline constexpr std::uint32_t kOldestVersion = 1;
 inline constexpr std::size_t kFileHeader = 16;   // magic, version, reserved
 inline constexpr std::string_view kBlockTag = "DPSB";
 inline constexpr std::string_view kEndTag = "DPSE";
 inline constexpr std::size_t kBlockHeader = 16;  // tag, payload bytes, records, CRC-32 of the payload
 
-enum Kind : std::uint8_t { kName = 1, kStep, kTransfer, kLifecycle, kPhase, kInfo };
+enum Kind : std::uint8_t { kName = 1, kStep, kTransfer, kLifecycle, kPhase, kInfo, kCounter };
 
 inline std::int64_t nanoseconds(double seconds) { return std::llround(seconds * 1e9); }
 inline double seconds(std::int64_t ns) { return static_cast<double>(ns) * 1e-9; }

@@ -4,6 +4,7 @@
 
 #include "codec.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -84,6 +85,17 @@ class BlockReader {
         trace_.phases.push_back(p);
         return;
       }
+      case kCounter: {
+        Counter c;
+        c.name = name(varint());
+        std::uint64_t bits = 0;
+        for (int k = 0; k < 8; ++k) bits |= static_cast<std::uint64_t>(byte()) << (8 * k);
+        std::memcpy(&c.value, &bits, sizeof bits);
+        if (!std::isfinite(c.value)) fail("a counter's value is not a number");
+        c.time = time();
+        trace_.counters.push_back(c);
+        return;
+      }
       case kInfo: {
         Info i;
         i.key = name(varint());
@@ -144,9 +156,9 @@ Trace parse(const std::string& bytes, Partial partial) {
   const std::size_t size = bytes.size();
   if (size < kFileHeader || std::memcmp(data, kFileMagic.data(), kFileMagic.size()) != 0)
     throw TraceError(0, "not a DPS trace (it does not begin with " + std::string(kFileMagic) + ")");
-  if (const std::uint32_t version = get_u32(data + 8); version != kVersion)
-    throw TraceError(8, "trace format version " + std::to_string(version) + ", this reader knows version " +
-                            std::to_string(kVersion));
+  if (const std::uint32_t version = get_u32(data + 8); version < kOldestVersion || version > kVersion)
+    throw TraceError(8, "trace format version " + std::to_string(version) + ", this reader knows versions " +
+                            std::to_string(kOldestVersion) + " to " + std::to_string(kVersion));
   Trace trace;
   std::uint64_t events = 0;
   auto ends_early = [&](std::uint64_t at, const std::string& why) {

@@ -118,6 +118,32 @@ std::vector<PhaseSpan> phase_spans(const Trace& t, double run_end) {
   return spans;
 }
 
+// Each counter as a step function from its first sample to the run's end, spread over the bins.
+void summarize_counters(const Trace& t, Summary& s, std::size_t bins) {
+  std::map<NameId, std::vector<const Counter*>> by_name;
+  std::vector<NameId> order;
+  for (const Counter& c : t.counters) {
+    auto& samples = by_name[c.name];
+    if (samples.empty()) order.push_back(c.name);
+    samples.push_back(&c);
+  }
+  for (const NameId name : order) {
+    auto& samples = by_name[name];
+    std::stable_sort(samples.begin(), samples.end(), [](auto* a, auto* b) { return a->time < b->time; });
+    CounterSummary c{t.names[name], -HUGE_VAL, 0, std::vector<double>(bins, 0.0)};
+    double weighted = 0;
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+      const double from = samples[k]->time, to = k + 1 < samples.size() ? samples[k + 1]->time : s.end;
+      c.max = std::max(c.max, samples[k]->value);
+      weighted += samples[k]->value * (to - from);
+      spread(c.over_time, s.start, s.bin, from, to, samples[k]->value * (to - from) / s.bin);
+    }
+    const double span = s.end - samples.front()->time;
+    c.mean = span > 0 ? weighted / span : samples.back()->value;
+    s.counters.push_back(std::move(c));
+  }
+}
+
 Summary summarize(const Trace& t, std::size_t bins) {
   if (bins == 0) throw std::invalid_argument("a summary needs at least one bin");
   Summary s;
@@ -129,6 +155,7 @@ Summary summarize(const Trace& t, std::size_t bins) {
   for (const Transfer& x : t.transfers) see(x.start, x.end);
   for (const Lifecycle& x : t.changes) see(x.time, x.time);
   for (const Phase& x : t.phases) see(x.time, x.time);
+  for (const Counter& x : t.counters) see(x.time, x.time);
   if (first > last) first = last = 0;  // no events
   s.start = first;
   s.end = last;
@@ -194,6 +221,7 @@ Summary summarize(const Trace& t, std::size_t bins) {
   s.efficiency_over_time.resize(bins);
   for (std::size_t b = 0; b < bins; ++b) s.efficiency_over_time[b] = allocated[b] > 0 ? useful[b] / allocated[b] : 0.0;
 
+  summarize_counters(t, s, bins);
   for (const PhaseSpan& span : phase_spans(t, last)) s.phases.push_back({t.names[span.name], span.begin, span.end});
   for (PhaseSummary& p : s.phases) {
     for (const auto& [id, stretches] : busy)
@@ -225,7 +253,15 @@ std::string to_json(const Summary& s) {
     out += std::string(i ? ", " : "") + "{\"name\": " + json::quoted(p.name) + ", \"begin_s\": " + number(p.begin) +
            ", \"end_s\": " + number(p.end) + ", \"efficiency\": " + number(p.efficiency) + "}";
   }
-  return out + "]}";
+  out += "]";
+  if (!s.counters.empty()) {  // only in traces that have them
+    out += ", \"counters\": [";
+    for (std::size_t i = 0; i < s.counters.size(); ++i)
+      out += std::string(i ? ", " : "") + "{\"name\": " + json::quoted(s.counters[i].name) + ", \"max\": " +
+             number(s.counters[i].max) + ", \"mean\": " + number(s.counters[i].mean) + "}";
+    out += "]";
+  }
+  return out + "}";
 }
 
 }  // namespace dps::trace

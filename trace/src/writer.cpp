@@ -4,6 +4,7 @@
 #include "codec.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -80,6 +81,18 @@ void TraceWriter::write(const Phase& p) {
   put_varint(block_, p.name);
   block_.push_back(p.begin ? 1 : 0);
   time(p.time);
+  ++events_;
+  written();
+}
+
+void TraceWriter::write(const Counter& c) {
+  if (!std::isfinite(c.value)) throw std::invalid_argument("a trace counter's value must be a number");
+  begin(kCounter);
+  put_varint(block_, c.name);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &c.value, sizeof bits);
+  for (int k = 0; k < 8; ++k) block_.push_back(static_cast<std::uint8_t>(bits >> (8 * k)));
+  time(c.time);
   ++events_;
   written();
 }

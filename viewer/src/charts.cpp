@@ -102,10 +102,14 @@ void draw_charts(QPainter& p, const QRectF& area, const trace::Summary& s, doubl
     for (std::size_t i = 0; i < n.out_over_time.size(); ++i)
       traffic = std::max({traffic, n.out_over_time[i], n.in_over_time[i]});
   const double mb = traffic > 0 ? traffic / 1e6 * 1.05 : 1.0;
-  const Panel panels[] = {{"dynamic efficiency", 1.0, ""}, {"CPU use per node", 1.0, ""}, {"traffic per node (sent)", mb, " MB/s"}};
-  for (int k = 0; k < 3; ++k) {
-    const QRectF r = chart_rect(area, static_cast<Chart>(k));
+  std::vector<Panel> panels{{"dynamic efficiency", 1.0, ""}, {"CPU use per node", 1.0, ""}, {"traffic per node (sent)", mb, " MB/s"}};
+  for (const trace::CounterSummary& c : s.counters)
+    panels.push_back({QString::fromStdString(c.name), c.max > 0 ? c.max * 1.05 : 1.0, ""});
+  const std::size_t count = panels.size();
+  for (std::size_t k = 0; k < count; ++k) {
+    const QRectF r = chart_rect(area, k, count);
     draw_frame(p, r, panels[k]);
+    if (k >= 3) draw_series(p, r, s.counters[k - 3].over_time, s, from, to, panels[k].top_value, QColor(20, 20, 20));
     if (k == 0) draw_series(p, r, s.efficiency_over_time, s, from, to, 1.0, QColor(20, 20, 20));
     for (const auto& n : s.nodes) {
       if (k == 1) draw_series(p, r, n.cpu_over_time, s, from, to, 1.0, node_color(n.node));
@@ -115,13 +119,18 @@ void draw_charts(QPainter& p, const QRectF& area, const trace::Summary& s, doubl
         draw_series(p, r, megabytes, s, from, to, mb, node_color(n.node));
       }
     }
-    if (k == 2) draw_ruler(p, r, from, to);
+    if (k + 1 == count) draw_ruler(p, r, from, to);
   }
   p.restore();
 }
 
-QRectF chart_rect(const QRectF& area, Chart chart) {
-  const double height = (area.height() - kRuler - 3 * kGap) / 3, k = static_cast<int>(chart);
+QRectF chart_rect(const QRectF& area, Chart chart, std::size_t charts) {
+  return chart_rect(area, static_cast<std::size_t>(chart), charts);
+}
+
+QRectF chart_rect(const QRectF& area, std::size_t chart, std::size_t charts) {
+  const double n = static_cast<double>(charts), height = (area.height() - kRuler - n * kGap) / n;
+  const double k = static_cast<double>(chart);
   return {area.left() + kChartLeft, area.top() + kGap + k * (height + kGap), area.width() - kChartLeft - kChartRight, height};
 }
 

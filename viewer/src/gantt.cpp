@@ -45,6 +45,12 @@ Gantt::Gantt(const trace::Trace& trace) : trace_(trace) {
     }
     rows_.push_back(std::move(r));
   }
+  std::map<trace::NameId, double> seconds;
+  for (const trace::Step& s : trace.steps) seconds[s.operation] += s.end - s.start;
+  legend_.assign(seconds.begin(), seconds.end());
+  std::stable_sort(legend_.begin(), legend_.end(), [](const auto& a, const auto& b) {
+    return (a.second == 0) != (b.second == 0) ? a.second == 0 : a.second > b.second;
+  });
   palette_.reserve(trace.names.size());
   for (std::size_t id = 0; id < trace.names.size(); ++id)
     palette_.push_back(QColor::fromHsvF(std::fmod(0.13 + 0.618033988749895 * static_cast<double>(id), 1.0), 0.55, 0.88).rgba());
@@ -106,15 +112,21 @@ void Gantt::draw(QPainter& p, const QRectF& area, double from, double to) const 
 
   const QFontMetricsF metrics(p.font());
   std::uint32_t node = UINT32_MAX;
+  double labelled = -1e300;  // where the last node name went: names of thin rows would overlap
   for (std::size_t i = 0; i < rows_.size(); ++i) {
     const Row& row = rows_[i];
     const QRectF r = row_rect(area, i);
-    if (row.node != node) {  // a new node: a rule above its rows, its name on the left
+    if (row.node != node) {  // a new node: a rule above its rows (unless they are too thin), its name on the left
       node = row.node;
-      p.setPen(QColor(150, 150, 150));
-      p.drawLine(QPointF(area.left(), r.top()), QPointF(area.right(), r.top()));
-      p.setPen(Qt::black);
-      p.drawText(QPointF(area.left() + 2, r.top() + metrics.ascent()), "node " + QString::number(node));
+      if (r.height() >= 3) {
+        p.setPen(QColor(150, 150, 150));
+        p.drawLine(QPointF(area.left(), r.top()), QPointF(area.right(), r.top()));
+      }
+      if (r.top() >= labelled + metrics.height()) {
+        p.setPen(Qt::black);
+        p.drawText(QPointF(area.left() + 2, r.top() + metrics.ascent()), "node " + QString::number(node));
+        labelled = r.top();
+      }
     }
     if (r.height() >= metrics.height() * 0.9) {
       p.setPen(QColor(60, 60, 60));
@@ -141,6 +153,39 @@ void Gantt::draw(QPainter& p, const QRectF& area, double from, double to) const 
     p.drawPolygon(triangle, 3);
   }
   p.restore();
+}
+
+void Gantt::draw_legend(QPainter& p, const QRectF& line) const {
+  const QFontMetricsF metrics(p.font());
+  constexpr double kSwatch = 10, kSpace = 14;
+  double x = line.right();
+  std::vector<std::pair<double, std::size_t>> placed;  // (left, legend index), right to left
+  std::size_t shown = 0;
+  // Lay out from the left in legend order, keeping room for "+N more".
+  double width = 0;
+  for (; shown < legend_.size(); ++shown) {
+    const QString name = QString::fromStdString(trace_.names[legend_[shown].first]);
+    const double item = kSwatch + 4 + metrics.horizontalAdvance(name) + kSpace;
+    const QString more = QString("+%1 more").arg(legend_.size() - shown - 1);
+    const double reserve = shown + 1 < legend_.size() ? metrics.horizontalAdvance(more) : 0;
+    if (width + item + reserve > line.width()) break;
+    width += item;
+  }
+  x = line.right() - width;
+  if (shown < legend_.size()) {
+    const QString more = QString("+%1 more").arg(legend_.size() - shown);
+    x -= metrics.horizontalAdvance(more) + kSpace;
+    p.setPen(QColor(90, 90, 90));
+    p.drawText(QPointF(line.right() - metrics.horizontalAdvance(more), line.center().y() + metrics.ascent() / 2 - 1), more);
+  }
+  const double baseline = line.center().y() + metrics.ascent() / 2 - 1;
+  for (std::size_t k = 0; k < shown; ++k) {
+    const QString name = QString::fromStdString(trace_.names[legend_[k].first]);
+    p.fillRect(QRectF(x, line.center().y() - kSwatch / 2, kSwatch, kSwatch), QColor::fromRgba(color(legend_[k].first)));
+    p.setPen(Qt::black);
+    p.drawText(QPointF(x + kSwatch + 4, baseline), name);
+    x += kSwatch + 4 + metrics.horizontalAdvance(name) + kSpace;
+  }
 }
 
 void Gantt::draw_row(QPainter& p, const Row& row, const QRectF& r, double from, double to) const {

@@ -6,6 +6,7 @@
 
 #include <dps/trace/statistics.hpp>
 
+#include <QFontMetricsF>
 #include <QPainter>
 
 namespace dps::viewer {
@@ -29,9 +30,11 @@ QImage render(const trace::Trace& t, const QString& title, QSize size, double fr
   image.fill(Qt::white);
   QPainter p(&image);
   p.setPen(Qt::black);
-  p.drawText(QPointF(10, 18), title + QString::asprintf("   %.6g s, %zu events, dynamic efficiency %.3f", s.duration,
-                                                         t.events(), s.efficiency));
+  const QString heading = title + QString::asprintf("   %.6g s, %zu events, dynamic efficiency %.3f", s.duration, t.events(), s.efficiency);
+  p.drawText(QPointF(10, 18), heading);
   const Gantt chart(t);
+  const double legend_left = 10 + QFontMetricsF(p.font()).horizontalAdvance(heading) + 30;
+  chart.draw_legend(p, QRectF(legend_left, 4, size.width() - 10 - legend_left, 18));
   const QRectF gantt = render_gantt_area(chart, size);
   chart.draw(p, gantt, from, to);
   // The charts' time axis under the Gantt chart's.

@@ -4,6 +4,7 @@
 #include "dps/viewer/charts.hpp"
 
 #include <QMouseEvent>
+#include <QFontMetricsF>
 #include <QPainter>
 #include <QToolTip>
 #include <QWheelEvent>
@@ -62,8 +63,11 @@ void TraceView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), Qt::white);
   p.setPen(Qt::black);
-  p.drawText(QPointF(8, 15), title_ + QString::asprintf("   %.6g s, %zu events, dynamic efficiency %.3f",
-                                                         summary_.duration, trace_->events(), summary_.efficiency));
+  const QString heading = title_ + QString::asprintf("   %.6g s, %zu events, dynamic efficiency %.3f", summary_.duration,
+                                                      trace_->events(), summary_.efficiency);
+  p.drawText(QPointF(8, 15), heading);
+  const double legend_left = 8 + QFontMetricsF(p.font()).horizontalAdvance(heading) + 30;
+  gantt_.draw_legend(p, QRectF(legend_left, 2, width() - 8 - legend_left, 16));
   const QRectF g = gantt_area();
   gantt_.draw(p, g, from_, to_);
   if (transfers_) draw_transfers(p);

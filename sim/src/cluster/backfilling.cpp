@@ -8,12 +8,9 @@ void Fcfs::schedule(Cluster& cluster) {
   while (!cluster.queue().empty() && cluster.queue().front()->size <= cluster.idle()) cluster.start(*cluster.queue().front());
 }
 
-void EasyBackfilling::schedule(Cluster& cluster) {
-  queue_ = cluster.queue();
-  easy_backfill(cluster, queue_);
-}
+void EasyBackfilling::schedule(Cluster& cluster) { easy_backfill(cluster, cluster.queue()); }
 
-void easy_backfill(Cluster& cluster, const std::vector<const Job*>& order) {
+void easy_backfill(Cluster& cluster, std::vector<const Job*> order) {
   std::size_t k = 0;
   for (; k < order.size() && order[k]->size <= cluster.idle(); ++k) cluster.start(*order[k]);
   if (k == order.size()) return;

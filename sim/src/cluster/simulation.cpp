@@ -126,7 +126,7 @@ struct Simulation::Impl {
       if (m.nodes >= r.size())
         throw std::runtime_error("job " + std::to_string(job.id) + " gave back " + std::to_string(m.nodes) + " of its " +
                                  std::to_string(r.size()) + " nodes");
-      cluster.take_back(r, m.nodes);
+      shrink(r, m.nodes);
       records[i].sizes.emplace_back(cluster.now(), r.size());
       pending.push_back(i);
       return;
@@ -142,12 +142,24 @@ struct Simulation::Impl {
                                                          .redistribution_seconds = m.redistribution_s})
                                              : size;
     if (target > size) {
-      cluster.give(r, target - size);
+      grow(r, target - size);
       records[i].sizes.emplace_back(cluster.now(), target);
     }
     if (target != size) ++resizes;  // a shrink shows when the job gives its nodes back
     processes[i]->answer(target);
     pending.push_back(i);
+  }
+
+  // A running job's growth and shrink, marked for the Gantt chart.
+  void grow(Running& r, std::size_t n) {
+    cluster.give(r, n);
+    if (options.gantt)
+      for (std::size_t k = r.size() - n; k < r.size(); ++k) marks.push_back({r.nodes[k], r.job, cluster.now(), true});
+  }
+  void shrink(Running& r, std::size_t n) {
+    if (options.gantt && n < r.size())
+      for (std::size_t k = r.size() - n; k < r.size(); ++k) marks.push_back({r.nodes[k], r.job, cluster.now(), false});
+    cluster.take_back(r, n);
   }
 
   // The scheduler's answer at a resize point, checked.
@@ -186,8 +198,8 @@ struct Simulation::Impl {
                       : size;
     double pause = 0;
     if (target != size) {
-      if (target > size) cluster.give(r, target - size);
-      else cluster.take_back(r, size - target);
+      if (target > size) grow(r, target - size);
+      else shrink(r, size - target);
       records[i].sizes.emplace_back(cluster.now(), target);
       ++resizes;
       redistributed[i] = true;
@@ -231,12 +243,20 @@ struct Simulation::Impl {
       scheduler.schedule(cluster);
       for (Running* r : cluster.started_) begin(*r);
       cluster.started_.clear();
+      if (options.gantt) sample(t);
       drain();
       if (events.empty() && next == jobs.size() && !cluster.queue_.empty())
         scheduler_erred("leaves " + std::to_string(cluster.queue_.size()) + " jobs waiting on an idle cluster");
       if (options.progress && (steps & 0xfff) == 0) options.progress(t, done);
     }
     return results(std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(), steps);
+  }
+
+  void sample(double t) {
+    const Simulation::Sample now{t, cluster.nodes() - cluster.idle(), cluster.queue_.size()};
+    if (!samples.empty() && samples.back().busy == now.busy && samples.back().queued == now.queued) return;
+    if (!samples.empty() && samples.back().time == t) samples.back() = now;
+    else samples.push_back(now);
   }
 
   Results results(double wall_s, std::uint64_t steps) const {
@@ -302,6 +322,9 @@ struct Simulation::Impl {
   std::vector<sim::job_protocol::Message> inbox;  // each one's next message
   std::vector<std::uint32_t> pending;             // ran since last heard from
   std::string log_folder, model_file, temporary;
+  // The Gantt chart's marks and samples.
+  std::vector<Simulation::Resize> marks;
+  std::vector<Simulation::Sample> samples;
 
   ~Impl() {
     processes.clear();
@@ -316,5 +339,7 @@ Simulation::~Simulation() = default;
 
 Results Simulation::run() { return impl_->run(); }
 const std::vector<Segment>& Simulation::gantt() const { return impl_->cluster.segments_; }
+const std::vector<Simulation::Resize>& Simulation::resizes() const { return impl_->marks; }
+const std::vector<Simulation::Sample>& Simulation::samples() const { return impl_->samples; }
 
 }  // namespace dps::cluster

@@ -19,9 +19,9 @@
 
 namespace dps::cluster {
 
-// EASY over `order` (queued jobs, the head first): what ReSHAPE's scenarios backfill with, in submit
-// or in priority order.
-void easy_backfill(Cluster& cluster, const std::vector<const Job*>& order);
+// EASY over `order` (queued jobs, the head first; a copy, as starting jobs changes the cluster's
+// queue): what ReSHAPE's scenarios backfill with, in submit or in priority order.
+void easy_backfill(Cluster& cluster, std::vector<const Job*> order);
 
 class Fcfs final : public Scheduler {
  public:
@@ -33,9 +33,6 @@ class EasyBackfilling final : public Scheduler {
  public:
   std::string name() const override { return "easy"; }
   void schedule(Cluster& cluster) override;
-
- private:
-  std::vector<const Job*> queue_;  // a copy: starting jobs changes the cluster's
 };
 
 class ConservativeBackfilling final : public Scheduler {

@@ -45,7 +45,22 @@ class Simulation {
   // Throws std::runtime_error when the scheduler errs (a start or a
   // growth that does not fit, a shrink to nothing, jobs left waiting on an idle cluster).
   Results run();
-  const std::vector<Segment>& gantt() const;  // with SimulationOptions::gantt, after run()
+
+  // With SimulationOptions::gantt, after run(): each node's time with each job, the nodes that joined
+  // or left a running job (resizes), and the cluster's state after every instant that changed it.
+  struct Resize {
+    Node node;
+    const Job* job;
+    double time;
+    bool grew;
+  };
+  struct Sample {
+    double time;
+    std::size_t busy, queued;  // nodes held, jobs waiting
+  };
+  const std::vector<Segment>& gantt() const;
+  const std::vector<Resize>& resizes() const;
+  const std::vector<Sample>& samples() const;
 
  private:
   struct Impl;

@@ -52,6 +52,14 @@ struct Phase {
   double time = 0;
 };
 
+// A quantity sampled over time (a cluster's queue length, ...): `value` from `time` until the next
+// sample of the same name.
+struct Counter {
+  NameId name = 0;
+  double value = 0;
+  double time = 0;
+};
+
 // A key and a value about the run ("clock": "simulated", "program": "lu", ...).
 struct Info {
   NameId key = 0, value = 0;
@@ -64,12 +72,15 @@ struct Trace {
   std::vector<Transfer> transfers;
   std::vector<Lifecycle> changes;
   std::vector<Phase> phases;
+  std::vector<Counter> counters;
   std::vector<Info> info;
   // Read with Partial::accept from a file a run did not finish: the byte offset and reason it
   // stops at. Empty for a complete file.
   std::string damage;
 
-  std::size_t events() const noexcept { return steps.size() + transfers.size() + changes.size() + phases.size(); }
+  std::size_t events() const noexcept {
+    return steps.size() + transfers.size() + changes.size() + phases.size() + counters.size();
+  }
   // The value of info `key`, or "" when the run did not record it.
   std::string info_value(const std::string& key) const;
 };

@@ -36,6 +36,13 @@ struct PhaseSummary {
   double efficiency = 0;
 };
 
+// A counter of the trace (its samples held until the next), per bin its time-weighted mean.
+struct CounterSummary {
+  std::string name;
+  double max = 0, mean = 0;  // over the run, from its first sample
+  std::vector<double> over_time;
+};
+
 struct Summary {
   double start = 0, end = 0, duration = 0;  // from the first event to the last
   std::uint64_t steps = 0, transfers = 0, bytes = 0;
@@ -44,6 +51,7 @@ struct Summary {
   std::vector<double> efficiency_over_time;
   std::vector<NodeSummary> nodes;                    // by node number
   std::vector<PhaseSummary> phases;                  // in the order they began
+  std::vector<CounterSummary> counters;              // in the order their names first appear
 };
 
 // A user phase from its begin to the next end of the same name (repeated or nested phases pair as a

@@ -41,6 +41,7 @@ class TraceWriter {
   void write(const Transfer& t);
   void write(const Lifecycle& c);
   void write(const Phase& p);
+  void write(const Counter& c);
   void info(std::string_view key, std::string_view value);
 
   void flush();  // the records so far become a block in the file

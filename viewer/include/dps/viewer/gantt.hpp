@@ -48,6 +48,12 @@ class Gantt {
   double fitted_height(double available) const;
 
   void draw(QPainter& painter, const QRectF& area, double from, double to) const;
+  // What the colors mean, right-aligned in `line`: markers (operations of zero-length steps, as a
+  // cluster trace's "grow" and "shrink") first, then operations by their time over the whole run,
+  // as many as fit, then "+N more".
+  void draw_legend(QPainter& painter, const QRectF& line) const;
+  // The operations the legend lists, in its order, with their seconds over the run.
+  const std::vector<std::pair<trace::NameId, double>>& legend() const noexcept { return legend_; }
   QRectF row_rect(const QRectF& area, std::size_t row) const;  // where row `row`'s steps go
   // The step under `point` (index into the trace's steps), if any: for hover and selection.
   std::optional<std::size_t> step_at(const QRectF& area, double from, double to, QPointF point) const;
@@ -59,6 +65,7 @@ class Gantt {
   const trace::Trace& trace_;
   std::vector<Row> rows_;
   std::vector<QRgb> palette_;  // by name id: a color per operation, computed once
+  std::vector<std::pair<trace::NameId, double>> legend_;
 };
 
 }  // namespace dps::viewer
