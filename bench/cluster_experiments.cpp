@@ -6,6 +6,7 @@
 //
 //   bench-cluster-experiments --seeds 7
 #include <dps/cli.hpp>
+#include <dps/cluster/backfilling.hpp>
 #include <dps/cluster/reshape.hpp>
 #include <dps/cluster/schedulers.hpp>
 #include <dps/cluster/simulation.hpp>
@@ -56,6 +57,48 @@ Mean average(long seeds, const std::string& scheduler, double resizable, double 
 }
 
 double gain(double base, double x) { return 100 * (base - x) / base; }
+
+#if defined(DPS_LU_SIM) && defined(DPS_STENCIL_SIM)
+// Seed 004's "kill 4 after iteration 1" (Fig. 13) as a scheduler's decision: the LU job gives back 4
+// of its 8 nodes at its first resize point; every other job keeps its size; the queue is EASY's.
+struct KillFourAfterIterationOne final : dps::cluster::Scheduler {
+  std::uint64_t lu = 0;
+  std::string name() const override { return "kill 4 after iteration 1"; }
+  void schedule(dps::cluster::Cluster& c) override { dps::cluster::easy_backfill(c, c.queue()); }
+  std::size_t resize(dps::cluster::Cluster&, const dps::cluster::Running& job, const dps::ResizePoint& point) override {
+    return job.job->id == lu && point.iteration == 1 ? point.size - 4 : point.size;
+  }
+};
+
+// Application jobs (PDEXEC) and rigid ones on 16 simulated nodes: the LU of seed 004 §7 (n = 2592,
+// r = 324, basic, 8 column blocks on 4 nodes, 8 multipliers) on 8 nodes, two stencils (4096², 1000
+// iterations, a resize point every 100) on 4, and rigid background jobs queued behind them.
+Workload application_mix() {
+  using dps::cluster::Job;
+  using dps::cluster::JobKind;
+  Workload w{.jobs = {}, .nodes = 16, .classes = {{"normal", 0}}};
+  const std::vector<std::string> lu{DPS_LU_SIM, "--n", "2592", "--r", "324", "--variant", "basic", "--column-nodes", "4",
+                                    "--pdexec", "--noalloc", "--kernels", DPS_LU_KERNELS};
+  const std::vector<std::string> stencil{DPS_STENCIL_SIM, "--n", "4096", "--iterations", "1000", "--resize-every", "100",
+                                         "--pdexec", "--noalloc", "--sweep-cost", "0.6"};
+  std::uint64_t id = 0;
+  auto application = [&](double submit, std::size_t size, const std::vector<std::string>& command) {
+    w.jobs.push_back(Job{.id = ++id, .kind = JobKind::Application, .submit = submit, .size = size, .walltime = 600, .command = command});
+  };
+  auto rigid = [&](double submit, std::size_t size, double runtime) {
+    w.jobs.push_back(Job{.id = ++id, .kind = JobKind::Rigid, .submit = submit, .size = size, .walltime = runtime, .runtime = runtime});
+  };
+  application(0, 8, lu);
+  application(0, 4, stencil);
+  rigid(0.1, 4, 3);
+  rigid(0.2, 4, 2);
+  rigid(0.3, 8, 2);
+  application(0.4, 4, stencil);
+  rigid(0.5, 4, 1.5);
+  rigid(0.6, 2, 2.5);
+  return w;
+}
+#endif
 
 }  // namespace
 
@@ -143,7 +186,33 @@ int main(int argc, char** argv) {
       json << (c.label == cases[0].label ? "" : ", ") << "\"" << c.label << "\": {\"completion_s\": " << m.completion
            << ", \"gold_s\": " << m.class_completion["gold"] << ", \"platinum_s\": " << m.class_completion["platinum"] << "}";
     }
-    json << "}}";
+    json << "}";
+#if defined(DPS_LU_SIM) && defined(DPS_STENCIL_SIM)
+    // 4. Application jobs, run by partial direct execution in the same simulated cluster.
+    std::printf("\n### Application jobs: LU and stencils (PDEXEC) with rigid jobs on 16 nodes\n\n");
+    std::printf("| scheduler | makespan s | mean wait s | utilization %% | LU execution s | LU node-seconds | resizes |\n");
+    std::printf("|---|---|---|---|---|---|---|\n");
+    const Workload apps = application_mix();
+    KillFourAfterIterationOne kill;
+    kill.lu = apps.jobs.front().id;
+    auto easy = dps::cluster::scheduler_named("easy");
+    auto pba = dps::cluster::scheduler_named("pba-q", tuning);
+    auto greedy = dps::cluster::scheduler_named("greedy-r", tuning);
+    json << ", \"applications\": {";
+    bool first_row = true;
+    for (dps::cluster::Scheduler* s : {easy.get(), static_cast<dps::cluster::Scheduler*>(&kill), pba.get(), greedy.get()}) {
+      const Results r = dps::cluster::Simulation(apps, *s).run();
+      const dps::cluster::JobRecord& lu = r.jobs.front();
+      std::printf("| %s | %.2f | %.2f | %.1f | %.2f | %.1f | %zu |\n", s->name().c_str(), r.makespan_s, r.mean_wait_s,
+                  100 * r.utilization, lu.execution(), lu.node_seconds(), r.resizes);
+      json << (first_row ? "" : ", ") << "\"" << s->name() << "\": {\"makespan_s\": " << r.makespan_s
+           << ", \"mean_wait_s\": " << r.mean_wait_s << ", \"utilization\": " << r.utilization
+           << ", \"lu_execution_s\": " << lu.execution() << ", \"lu_node_seconds\": " << lu.node_seconds() << "}";
+      first_row = false;
+    }
+    json << "}";
+#endif
+    json << "}";
     std::printf("\n%s\n", json.str().c_str());
     return 0;
   });

@@ -50,6 +50,25 @@ Options Options::resolved(std::size_t nodes) const {
   return o;
 }
 
+namespace {
+
+// The scheduler's answer: nodes added with a multiplier each, or the last nodes emptied of their
+// multipliers and removed. The columns stay where they are, on the first `column_nodes`.
+void resize(dps::Application& app, dps::Threads<Multiplier>& multipliers, int column_nodes, std::size_t target) {
+  if (target < static_cast<std::size_t>(column_nodes))
+    throw std::invalid_argument("the columns live on the first " + std::to_string(column_nodes) + " nodes: lu cannot shrink to " +
+                                std::to_string(target));
+  while (app.nodes() < target) multipliers.add_on(app.add_node());
+  while (app.nodes() > target) {
+    const dps::NodeId last = app.node_ids().back();
+    for (std::size_t i = multipliers.size(); i-- > 0;)
+      if (multipliers.node(i) == last) multipliers.remove(i).get();
+    app.remove_node(last);
+  }
+}
+
+}  // namespace
+
 Result run(dps::Application& app, const Options& o) {
   const int K = o.n / o.r;
   const auto ids = app.node_ids();
@@ -74,17 +93,25 @@ Result run(dps::Application& app, const Options& o) {
   if (filled != (owner ? nodes : K)) throw std::logic_error("not every column was filled");
 
   // One call per segment of iterations between thread changes (the operations mark each iteration
-  // as a phase of the trace).
+  // as a phase of the trace); under a scheduler, one per iteration, its answer taken after each.
   Result result;
   const double start = app.now();
-  int first = 0;
-  for (auto change = o.changes.begin();; ++change) {
-    const int last = change == o.changes.end() ? K : change->first;
+  auto change = o.changes.begin();
+  for (int first = 0; first < K;) {
+    const int last = o.scheduler ? first + 1 : change == o.changes.end() ? K : change->first;
     const SegmentPlan plan{first, last, K, o.variant, o.window, o.sub_block};
+    const double began = app.now();
     app.graph(segment_graph(t, plan), "lu").call(Start{first, K, nodes}).get();
-    if (change == o.changes.end()) break;
-    if (change->second > 0) t.multipliers.add(static_cast<std::size_t>(change->second));
-    for (int k = 0; k < -change->second; ++k) t.multipliers.remove(t.multipliers.size() - 1).get();
+    if (last == K) break;
+    if (o.scheduler) {
+      const std::size_t target =
+          o.scheduler->decide({.iteration = last, .size = app.nodes(), .iteration_seconds = app.now() - began});
+      resize(app, t.multipliers, nodes, target);
+    } else {
+      if (change->second > 0) t.multipliers.add(static_cast<std::size_t>(change->second));
+      for (int k = 0; k < -change->second; ++k) t.multipliers.remove(t.multipliers.size() - 1).get();
+      ++change;
+    }
     first = last;
   }
   result.seconds = app.now() - start;

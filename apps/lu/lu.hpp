@@ -10,6 +10,7 @@
 #include "factorization.hpp"
 
 #include <dps/dps.hpp>
+#include <dps/resize_policy.hpp>
 
 #include <map>
 #include <optional>
@@ -25,6 +26,9 @@ struct Options {
   int multipliers = 0;      // 0: one per node
   int column_nodes = 0;     // column threads on the first this many nodes; 0: all
   std::map<int, int> changes{};  // after iteration I (1-based): multipliers added (> 0) or removed (< 0)
+  // Asked after every iteration how many nodes to go on with (a multiplier on each; the columns stay
+  // on the first column_nodes): the cluster simulator's scheduler, when it runs this job.
+  dps::ResizePolicy* scheduler = nullptr;
   MatrixKind matrix = MatrixKind::Random;
   std::uint64_t seed = 1;
   bool check = true;        // gather the factors and compute the scaled residual
