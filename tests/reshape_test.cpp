@@ -139,6 +139,24 @@ TEST(Reshape, MaxBenefitLeavesIdleNodesToAHigherPotentialJobThatComesFirst) {
   EXPECT_EQ(size_at(record(fcfs, 2), k_third), 8u);
 }
 
+// Uniform-expand grows a job only when the idle nodes could grow every running job. On 16 nodes J
+// grows to 8 at 9 (K has not reported yet) and fills the cluster with K (4) and R (4, until 19); at
+// J's third resize point, 21.7, the 4 idle nodes could grow J or K, not both: J keeps its size under
+// fair-r, where FCFS-expand (greedy-r) grows it. On 20 nodes, 8 are idle then and J grows.
+TEST(Reshape, UniformExpandGrowsOnlyWhenEveryJobCould) {
+  auto jobs = [] { return std::vector<Job>{malleable(1, 9, 0.5), malleable(2, 12, 1.0), rigid(3, 0, 4, 19)}; };
+  const double j_third = 9 + 2 * 9 / SyntheticSpeedup::factor(4, 8, 0.5);
+  const Outcome short_of = run("fair-r", jobs(), 16);
+  EXPECT_EQ(size_at(record(short_of, 1), 9), 8u);
+  EXPECT_EQ(size_at(record(short_of, 1), j_third), 8u);
+  EXPECT_EQ(size_at(record(short_of, 2), j_third), 4u);
+  const Outcome greedy = run("greedy-r", jobs(), 16);
+  EXPECT_EQ(size_at(record(greedy, 1), j_third), 12u);
+  const Outcome enough = run("fair-r", jobs(), 20);
+  EXPECT_EQ(size_at(record(enough, 1), j_third), 12u) << "8 idle: both could grow";
+  EXPECT_EQ(size_at(record(enough, 2), j_third), 4u) << "K could not at 12: J's growth and its own needed 8 of 4";
+}
+
 // A growth that did not pay is undone and its size is the sweet spot: the job never grows again.
 // Job 1's iterations at 8 nodes take as long as at 4 (alpha tiny: the model's factor is ~1).
 TEST(Reshape, AGrowthThatDidNotPayIsUndoneAndTheJobStaysAtItsSweetSpot) {
