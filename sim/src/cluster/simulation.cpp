@@ -225,7 +225,8 @@ struct Simulation::Impl {
     redistributed.assign(workload.jobs.size(), false);
     const std::vector<Job>& jobs = workload.jobs;
     std::size_t next = 0;  // the next arrival
-    std::uint64_t steps = 0;
+    std::uint64_t steps = 0, shown = 0;
+    auto last_shown = wall - std::chrono::seconds(1);
     for (drain(); next < jobs.size() || !events.empty(); drain()) {
       const double t = std::min(next < jobs.size() ? jobs[next].submit : HUGE_VAL, events.empty() ? HUGE_VAL : events.top().time);
       cluster.now_ = t;
@@ -247,7 +248,14 @@ struct Simulation::Impl {
       drain();
       if (events.empty() && next == jobs.size() && !cluster.queue_.empty())
         scheduler_erred("leaves " + std::to_string(cluster.queue_.size()) + " jobs waiting on an idle cluster");
-      if (options.progress && (steps & 0xfff) == 0) options.progress(t, done);
+      if (options.progress && steps >= shown) {  // every 4096 events, at most twice a second
+        shown = steps + 4096;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_shown >= std::chrono::milliseconds(500)) {
+          last_shown = now;
+          options.progress(t, done);
+        }
+      }
     }
     return results(std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(), steps);
   }

@@ -31,7 +31,8 @@ struct SimulationOptions {
   // removed afterwards).
   std::string model{};
   std::string logs{};
-  // Called now and then with the simulated time and the jobs done so far (progress on a terminal).
+  // Called at most twice a second with the simulated time and the jobs done so far (progress on a
+  // terminal).
   std::function<void(double now, std::size_t done)> progress{};
 };
 
