@@ -1,0 +1,44 @@
+// What a placement does to a 2-D mesh (seed 002, Mache): link contention, the number of distinct
+// sender–receiver pairs whose XY routes cross a link, its maximum and hotspot; the I/O bandwidth
+// the network allows; and how dispersed a job's nodes are.
+//
+//   dps::sim::Mesh mesh(17, 16);                          // I/O nodes in column 0, compute nodes east
+//   std::vector<std::pair<dps::sim::Mesh::Node, dps::sim::Mesh::Node>> pairs = ...;  // who sends to whom
+//   dps::cluster::Contention c = dps::cluster::link_contention(mesh, pairs);
+//   double b_net = dps::cluster::network_bandwidth(16, 14, 380e6, c.max);   // B_NET = m·n·B_l / max
+#pragma once
+
+#include "dps/sim/mesh.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace dps::cluster {
+
+struct Contention {
+  std::vector<std::uint32_t> per_link;  // by link id (sim::Mesh::Link)
+  std::uint32_t max = 0;                // max_contention
+  sim::Mesh::Link hotspot = 0;          // the first link (by id) that carries it
+};
+// `pairs` are (sender, receiver); repeated pairs count once.
+Contention link_contention(const sim::Mesh& mesh, std::vector<std::pair<sim::Mesh::Node, sim::Mesh::Node>> pairs);
+
+// B_NET: what m I/O nodes and n compute nodes can move through links of `link_bandwidth` when the
+// hotspot carries `max_contention` pairs (seed 002: m·n·B_l / max_contention).
+double network_bandwidth(std::size_t m, std::size_t n, double link_bandwidth, std::uint32_t max_contention);
+
+// How spread out a job's nodes are (seed 002's dispersal metrics).
+struct Dispersal {
+  std::size_t nodes_affected = 0;   // the area of the nodes' bounding rectangle
+  std::size_t links_affected = 0;   // (max_x − min_x) · rows used + (max_y − min_y) · columns used
+  double average_distance = 0;      // Σ distance / (j (j − 1)) over ordered pairs
+  std::size_t summed_distance = 0;  // Σ distance over unordered pairs
+  std::size_t distance_from_center = 0;  // min over its nodes l of Σ_m distance(l, m)
+  int diameter = 0;                 // the largest distance
+};
+// Throws std::invalid_argument for no nodes.
+Dispersal dispersal(const sim::Mesh& mesh, const std::vector<sim::Mesh::Node>& nodes);
+
+}  // namespace dps::cluster

@@ -1,0 +1,73 @@
+#include "dps/sim/mesh.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace dps::sim {
+
+Mesh::Mesh(int width, int height, bool torus) : width_(width), height_(height), torus_(torus) {
+  const int least = torus ? 3 : 1;
+  if (width < least || height < least)
+    throw std::invalid_argument(std::string("a ") + (torus ? "torus" : "mesh") + " needs sides of at least " + std::to_string(least) +
+                                ", got " + std::to_string(width) + "x" + std::to_string(height));
+}
+
+Mesh::Point Mesh::at(Node node) const {
+  if (node >= size()) throw std::out_of_range("node " + std::to_string(node) + " is outside the " + std::to_string(width_) + "x" +
+                                              std::to_string(height_) + " mesh");
+  return {static_cast<int>(node % static_cast<Node>(width_)), static_cast<int>(node / static_cast<Node>(width_))};
+}
+
+Mesh::Node Mesh::node(Point p) const {
+  if (p.x < 0 || p.y < 0 || p.x >= width_ || p.y >= height_)
+    throw std::out_of_range("(" + std::to_string(p.x) + ", " + std::to_string(p.y) + ") is outside the " + std::to_string(width_) +
+                            "x" + std::to_string(height_) + " mesh");
+  return static_cast<Node>(p.y * width_ + p.x);
+}
+
+Mesh::Node Mesh::to(Link l) const {
+  Point p = at(from(l));
+  switch (static_cast<Direction>(l % 4)) {
+    case East: p.x = torus_ ? (p.x + 1) % width_ : p.x + 1; break;
+    case West: p.x = torus_ ? (p.x + width_ - 1) % width_ : p.x - 1; break;
+    case North: p.y = torus_ ? (p.y + 1) % height_ : p.y + 1; break;
+    case South: p.y = torus_ ? (p.y + height_ - 1) % height_ : p.y - 1; break;
+  }
+  return node(p);
+}
+
+int Mesh::steps(int from, int to, int size, bool& forward) const {
+  if (!torus_) {
+    forward = to >= from;
+    return std::abs(to - from);
+  }
+  const int ahead = ((to - from) % size + size) % size;
+  forward = ahead <= size - ahead;
+  return forward ? ahead : size - ahead;
+}
+
+int Mesh::distance(Node a, Node b) const {
+  const Point p = at(a), q = at(b);
+  bool forward = false;
+  return steps(p.x, q.x, width_, forward) + steps(p.y, q.y, height_, forward);
+}
+
+void Mesh::route(Node a, Node b, std::vector<Link>& hops) const {
+  Point p = at(a);
+  const Point q = at(b);
+  bool east = false, north = false;
+  const int dx = steps(p.x, q.x, width_, east), dy = steps(p.y, q.y, height_, north);
+  for (int k = 0; k < dx; ++k) {
+    const Link l = link(node(p), east ? East : West);
+    hops.push_back(l);
+    p = at(to(l));
+  }
+  for (int k = 0; k < dy; ++k) {
+    const Link l = link(node(p), north ? North : South);
+    hops.push_back(l);
+    p = at(to(l));
+  }
+}
+
+}  // namespace dps::sim
