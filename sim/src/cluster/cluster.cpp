@@ -1,6 +1,8 @@
 // The cluster's nodes as a bitmap of idle ones: the lowest idle nodes are found a word at a time.
 #include "dps/cluster/cluster.hpp"
 
+#include "dps/cluster/allocation.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
@@ -40,6 +42,24 @@ void Cluster::start(const Job& job) {
 void Cluster::give(Running& r, std::size_t n) {
   if (n > idle_) throw std::logic_error("job " + std::to_string(r.job->id) + " would grow by " + std::to_string(n) +
                                         " nodes, " + std::to_string(idle_) + " are idle");
+  if (allocator_) {
+    idle_nodes_.resize(busy_.size());
+    for (std::size_t k = 0; k < busy_.size(); ++k) idle_nodes_[k] = busy_[k] == nullptr;
+    const std::vector<Node> chosen = allocator_->place(idle_nodes_, n, r.nodes);
+    if (chosen.size() != n)
+      throw std::logic_error("allocator " + allocator_->name() + " chose " + std::to_string(chosen.size()) + " of " +
+                             std::to_string(n) + " nodes");
+    for (const Node node : chosen) {
+      if (node >= busy_.size() || busy_[node])
+        throw std::logic_error("allocator " + allocator_->name() + " chose node " + std::to_string(node) + ", which is not idle");
+      free_[node / 64] &= ~(std::uint64_t{1} << (node % 64));
+      busy_[node] = &r;
+      since_[node] = now_;
+      r.nodes.push_back(node);
+    }
+    idle_ -= n;
+    return;
+  }
   idle_ -= n;
   for (std::size_t w = 0; n > 0; ++w) {
     while (free_[w] != 0 && n > 0) {

@@ -46,6 +46,7 @@ struct Simulation::Impl {
       : workload(w), scheduler(s), options(std::move(o)), cluster(w.jobs, w.nodes), state(w.jobs.size(), State::Pending),
         models(w.jobs.size()), records(w.jobs.size()), processes(w.jobs.size()), inbox(w.jobs.size()) {
     cluster.record_ = options.gantt;
+    cluster.allocator_ = options.allocator;
     for (std::size_t i = 0; i < w.jobs.size(); ++i) records[i].job = &w.jobs[i];
   }
 

@@ -37,6 +37,8 @@ struct Running {
   double expected_end() const noexcept { return start + job->walltime; }  // what backfilling knows
 };
 
+class Allocator;
+
 class Cluster {
  public:
   Cluster(const std::vector<Job>& jobs, std::size_t nodes);  // the workload's jobs, kept by reference
@@ -56,8 +58,8 @@ class Cluster {
   bool busy(Node node) const { return busy_.at(node) != nullptr; }
   const Running* holder(Node node) const { return busy_.at(node); }
 
-  // Starts a queued job on the lowest-numbered idle nodes; throws std::logic_error when it is not
-  // queued or does not fit.
+  // Starts a queued job on the idle nodes the allocator chooses (the lowest-numbered without one);
+  // throws std::logic_error when it is not queued or does not fit.
   void start(const Job& job);
 
  private:
@@ -79,6 +81,8 @@ class Cluster {
   std::vector<Running> records_;      // per job of the workload
   std::vector<Running*> started_;     // by start() since the simulation last looked
   bool record_ = false;
+  Allocator* allocator_ = nullptr;  // null: the lowest-numbered idle nodes
+  std::vector<bool> idle_nodes_;    // the allocator's view, kept up to date while it is set
   std::vector<Segment> segments_;
 };
 

@@ -12,6 +12,7 @@
 //   dps::cluster::Results r = dps::cluster::Simulation(w, easy).run();
 #pragma once
 
+#include "dps/cluster/allocation.hpp"
 #include "dps/cluster/cluster.hpp"
 #include "dps/cluster/results.hpp"
 #include "dps/cluster/scheduler.hpp"
@@ -31,6 +32,8 @@ struct SimulationOptions {
   // removed afterwards).
   std::string model{};
   std::string logs{};
+  // Which idle nodes a job gets (allocation.hpp); null: the lowest-numbered ones.
+  Allocator* allocator = nullptr;
   // Called at most twice a second with the simulated time and the jobs done so far (progress on a
   // terminal).
   std::function<void(double now, std::size_t done)> progress{};

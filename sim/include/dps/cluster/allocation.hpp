@@ -1,0 +1,64 @@
+// Allocator: which idle nodes a job gets when it starts or grows (seed 002, Mache). The cluster asks
+// it every time; these strategies are non-contiguous: they never refuse while enough nodes are idle.
+//   - Paging: the lowest-numbered idle nodes (row-major on a mesh): the cluster's default;
+//   - RandomAllocation: idle nodes at random (seeded);
+//   - MinimizeContention (MC): for each idle node and both orientations of a w × h request, a
+//     rectangle around it (shell 0) and the rings around that (shells 1, 2, ...), idle nodes taken
+//     shell by shell (shorter sides, longer sides, corners); the cheapest by Σ shell numbers wins.
+//
+//   dps::sim::Mesh mesh(16, 16);
+//   dps::cluster::MinimizeContention mc(mesh);
+//   dps::cluster::Simulation simulation(workload, easy, {.allocator = &mc});
+#pragma once
+
+#include "dps/cluster/cluster.hpp"
+#include "dps/sim/mesh.hpp"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace dps::cluster {
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual std::string name() const = 0;
+  // `count` nodes among the idle ones (idle[node]; at least `count` are), for a job that already
+  // holds `held` (empty when it starts).
+  virtual std::vector<Node> place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) = 0;
+};
+
+class Paging final : public Allocator {
+ public:
+  std::string name() const override { return "paging"; }
+  std::vector<Node> place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) override;
+};
+
+class RandomAllocation final : public Allocator {
+ public:
+  explicit RandomAllocation(std::uint64_t seed = 1) : random_(seed) {}
+  std::string name() const override { return "random"; }
+  std::vector<Node> place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) override;
+
+ private:
+  std::mt19937_64 random_;
+};
+
+class MinimizeContention final : public Allocator {
+ public:
+  explicit MinimizeContention(sim::Mesh mesh) : mesh_(mesh) {}
+  std::string name() const override { return "mc"; }
+  std::vector<Node> place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) override;
+  // The request's shape for `count` nodes: w = ⌈√count⌉ columns, h = ⌈count / w⌉ rows.
+  static std::pair<int, int> shape(std::size_t count);
+  // The nodes MC takes around `center` for a w × h request, and their cost (Σ shell numbers);
+  // fewer than `count` nodes when the mesh has not enough idle ones.
+  std::pair<std::vector<Node>, std::size_t> around(const std::vector<bool>& idle, std::size_t count, Node center, int w, int h) const;
+
+ private:
+  sim::Mesh mesh_;
+};
+
+}  // namespace dps::cluster

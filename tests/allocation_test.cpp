@@ -1,0 +1,96 @@
+// Allocation strategies (seed 002): Paging takes the lowest-numbered idle nodes, Random a seeded
+// sample, MC the cheapest rectangle-and-shells around an idle node; the cluster simulation places
+// jobs with them.
+#include <dps/cluster/allocation.hpp>
+#include <dps/cluster/backfilling.hpp>
+#include <dps/cluster/contention.hpp>
+#include <dps/cluster/simulation.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace dps::cluster {
+namespace {
+
+using sim::Mesh;
+
+std::vector<Node> sorted(std::vector<Node> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(Allocation, PagingTakesTheLowestNumberedIdleNodes) {
+  std::vector<bool> idle(16, true);
+  idle[1] = false;
+  Paging paging;
+  EXPECT_EQ(paging.place(idle, 4, {}), (std::vector<Node>{0, 2, 3, 4}));
+  EXPECT_THROW(paging.place(std::vector<bool>(3, true), 4, {}), std::logic_error);
+}
+
+TEST(Allocation, RandomTakesDistinctIdleNodesTheSameForTheSameSeed) {
+  std::vector<bool> idle(64, true);
+  for (Node n = 0; n < 64; n += 3) idle[n] = false;
+  RandomAllocation a(7), b(7), c(8);
+  const auto x = a.place(idle, 10, {}), y = b.place(idle, 10, {}), z = c.place(idle, 10, {});
+  EXPECT_EQ(x, y);
+  EXPECT_NE(x, z);
+  EXPECT_EQ(std::set<Node>(x.begin(), x.end()).size(), 10u);
+  for (const Node n : x) EXPECT_TRUE(idle[n]);
+}
+
+// MC on a 4×4 mesh, a request of 4 (a 2×2 rectangle). Around (0, 0) the rectangle reaches out of the
+// mesh: shell 0 holds (0, 0) only; shell 1 adds (0, 1), (1, 0), (1, 1): cost 3. Around (1, 1) the
+// rectangle is whole: cost 0, which MC takes; with node 5 = (1, 1) busy, the first whole idle 2×2 is
+// around (3, 1).
+TEST(Allocation, MinimizeContentionTakesTheCheapestRectangleAndShells) {
+  const Mesh mesh(4, 4);
+  MinimizeContention mc(mesh);
+  EXPECT_EQ(MinimizeContention::shape(4), (std::pair{2, 2}));
+  EXPECT_EQ(MinimizeContention::shape(3), (std::pair{2, 2}));
+  EXPECT_EQ(MinimizeContention::shape(6), (std::pair{3, 2}));
+  std::vector<bool> idle(16, true);
+  const auto [corner, cost] = mc.around(idle, 4, mesh.node({0, 0}), 2, 2);
+  EXPECT_EQ(cost, 3u);
+  EXPECT_EQ(sorted(corner), (std::vector<Node>{0, 1, 4, 5}));
+  EXPECT_EQ(sorted(mc.place(idle, 4, {})), (std::vector<Node>{0, 1, 4, 5}));
+  idle[5] = false;
+  EXPECT_EQ(sorted(mc.place(idle, 4, {})), (std::vector<Node>{2, 3, 6, 7}));
+  // Nothing whole left: the cheapest scattered choice, still 4 idle nodes.
+  std::vector<bool> sparse(16, false);
+  for (const Node n : {0, 2, 8, 10, 15}) sparse[n] = true;
+  const auto scattered = mc.place(sparse, 4, {});
+  ASSERT_EQ(scattered.size(), 4u);
+  for (const Node n : scattered) EXPECT_TRUE(sparse[n]);
+  EXPECT_THROW(mc.place(std::vector<bool>(9, true), 4, {}), std::invalid_argument) << "a cluster that is not its mesh";
+}
+
+// Two 4-node jobs on a 4×4 mesh: MC gives each a 2×2 block, Paging a row of 4.
+TEST(Allocation, TheClusterSimulationPlacesJobsWithTheAllocator) {
+  const Mesh mesh(4, 4);
+  const Workload w{.jobs = {Job{.id = 1, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10},
+                            Job{.id = 2, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10}},
+                   .nodes = 16,
+                   .classes = {{"normal", 0}}};
+  auto placed = [&](Allocator* allocator) {
+    EasyBackfilling easy;
+    Simulation simulation(w, easy, {.gantt = true, .allocator = allocator});
+    simulation.run();
+    std::map<std::uint64_t, std::vector<Node>> nodes;
+    for (const Segment& s : simulation.gantt()) nodes[s.job->id].push_back(s.node);
+    return nodes;
+  };
+  MinimizeContention mc(mesh);
+  Paging paging;
+  const auto by_mc = placed(&mc), by_paging = placed(&paging);
+  EXPECT_EQ(sorted(by_mc.at(1)), (std::vector<Node>{0, 1, 4, 5}));
+  EXPECT_EQ(sorted(by_mc.at(2)), (std::vector<Node>{2, 3, 6, 7}));
+  EXPECT_EQ(sorted(by_paging.at(1)), (std::vector<Node>{0, 1, 2, 3}));
+  EXPECT_LT(dispersal(mesh, by_mc.at(2)).average_distance, dispersal(mesh, by_paging.at(2)).average_distance);
+  EXPECT_EQ(placed(nullptr), by_paging) << "the default is paging";
+}
+
+}  // namespace
+}  // namespace dps::cluster
