@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -35,11 +36,25 @@ std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name
   }
 }
 
+// "16x8": a mesh 16 nodes wide and 8 high.
+dps::sim::Mesh mesh_named(const std::string& text) {
+  const auto x = text.find('x');
+  std::size_t end1 = 0, end2 = 0;
+  try {
+    if (x == std::string::npos) throw std::invalid_argument(text);
+    const int width = std::stoi(text.substr(0, x), &end1), height = std::stoi(text.substr(x + 1), &end2);
+    if (end1 != x || end2 != text.size() - x - 1 || width < 1 || height < 1) throw std::invalid_argument(text);
+    return dps::sim::Mesh(width, height);
+  } catch (const std::logic_error&) {
+    throw std::invalid_argument("--mesh expects WIDTHxHEIGHT, both positive, got '" + text + "'");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return dps::run_main("dps-cluster", [&] {
-    std::string workload_path, scheduler = "easy", jobs_path, model_path, logs, trace_path;
+    std::string workload_path, scheduler = "easy", jobs_path, model_path, logs, trace_path, mesh_text, allocation = "paging";
     long procs = 0;
     double tau = 10;
     bool strict = false;
@@ -53,7 +68,9 @@ int main(int argc, char** argv) {
         .option("--model", model_path, "the cluster model application jobs simulate themselves on, and the cluster's size when nothing else "
                                       "gives it (default: single-core nodes, 50 us, 117.5 MB/s, as many as the cluster's)")
         .option("--logs", logs, "keep application jobs' output here, job-ID.log (default: a temporary folder)")
-        .option("--trace", trace_path, "write the cluster's Gantt chart, utilization and queue length (dps-viewer, dps-trace plot)");
+        .option("--trace", trace_path, "write the cluster's Gantt chart, utilization and queue length (dps-viewer, dps-trace plot)")
+        .option("--mesh", mesh_text, "WxH  the cluster's nodes as a 2-D mesh, node y*W + x (placement strategies use it)")
+        .option("--allocation", allocation, "which idle nodes a job gets: paging (default: the lowest-numbered), random, mc (on --mesh)");
     if (!cli.parse(argc, argv)) return 0;
     if (workload_path.empty()) throw std::invalid_argument("--workload is missing (--help says more)");
     if (procs < 0) throw std::invalid_argument("--procs expects a positive number of nodes");
@@ -68,7 +85,24 @@ int main(int argc, char** argv) {
                                   std::to_string(workload.nodes));
     if (workload.jobs.empty()) throw std::runtime_error(workload_path + ": no job to run");
 
-    dps::cluster::SimulationOptions options{.tau_s = tau, .gantt = !trace_path.empty(), .model = model_path, .logs = logs};
+    std::unique_ptr<dps::cluster::Allocator> allocator;
+    std::optional<dps::sim::Mesh> mesh;
+    if (!mesh_text.empty()) {
+      mesh = mesh_named(mesh_text);
+      if (mesh->size() != workload.nodes)
+        throw std::invalid_argument("--mesh " + mesh_text + " holds " + std::to_string(mesh->size()) + " nodes, the cluster has " +
+                                    std::to_string(workload.nodes));
+    }
+    if (allocation == "random") {
+      allocator = std::make_unique<dps::cluster::RandomAllocation>(1);
+    } else if (allocation == "mc") {
+      if (!mesh) throw std::invalid_argument("--allocation mc places jobs on a mesh: give --mesh WIDTHxHEIGHT");
+      allocator = std::make_unique<dps::cluster::MinimizeContention>(*mesh);
+    } else if (allocation != "paging") {
+      throw std::invalid_argument("--allocation expects paging, random or mc, got '" + allocation + "'");
+    }
+    dps::cluster::SimulationOptions options{.tau_s = tau, .gantt = !trace_path.empty(), .model = model_path, .logs = logs,
+                                            .allocator = allocator.get()};
     const bool terminal = isatty(STDERR_FILENO) != 0;
     if (terminal)
       options.progress = [&](double now, std::size_t done) {
