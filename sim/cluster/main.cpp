@@ -22,17 +22,11 @@
 
 namespace {
 
-std::string scheduler_list() {
-  std::string list;
-  for (const std::string& n : dps::cluster::scheduler_names()) list += (list.empty() ? "" : ", ") + n;
-  return list;
-}
-
 std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name) {
   try {
     return dps::cluster::scheduler_named(name);
   } catch (const std::invalid_argument&) {
-    throw std::invalid_argument("--scheduler expects one of " + scheduler_list() + ", got '" + name + "'");
+    throw std::invalid_argument("--scheduler expects one of " + dps::cluster::scheduler_list() + ", got '" + name + "'");
   }
 }
 
@@ -60,7 +54,7 @@ int main(int argc, char** argv) {
     bool strict = false;
     dps::Cli cli("dps-cluster", "Simulates a workload of jobs on a cluster under a scheduler.");
     cli.option("--workload", workload_path, "the jobs: an SWF trace (.swf, .swf.gz) or a workload file (.json)")
-        .option("--scheduler", scheduler, "who starts and resizes jobs: " + scheduler_list() + " (default easy)")
+        .option("--scheduler", scheduler, "who starts and resizes jobs: " + dps::cluster::scheduler_list() + " (default easy)")
         .option("--procs", procs, "nodes of the cluster (default: the trace's MaxProcs, the workload's \"nodes\")")
         .flag("--strict", strict, "a job wider than the cluster is an error (default: skipped and counted)")
         .option("--tau", tau, "bounded slowdown's threshold in seconds (default 10)")

@@ -2,12 +2,11 @@
 // their envelopes as transfers, all released when the step that produced them ends (seed 004 Fig. 5).
 #include "dps/sim/sim_backend.hpp"
 
-#include "job_protocol.hpp"
+#include "cluster_link.hpp"
 #include "statistics.hpp"
 
 #include "dps/detail/strands.hpp"
 #include "dps/errors.hpp"
-#include "dps/resize_policy.hpp"
 #include "dps/runtime.hpp"
 #include "dps/thread.hpp"
 #include "dps/trace.hpp"
@@ -101,37 +100,12 @@ struct SimBackend::Impl final : Listener, TraceSink {
     double sum = 0;
   };
 
-  // The scheduler of dps-cluster, when it runs this application as one of its jobs: asked at every
-  // resize point, told when nodes are given back and when the job ends.
-  struct Scheduled final : ResizePolicy {
-    Scheduled(Impl& impl, int fd, std::size_t nodes) : impl(impl), socket(fd), granted(nodes) {}
-    std::size_t decide(const ResizePoint& point) override {
-      const std::size_t nodes = impl.live.size();
-      if (point.size != nodes)
-        throw std::logic_error("a job of the cluster runs one thread per node: it reports " + std::to_string(point.size) +
-                               " threads on " + std::to_string(nodes) + " nodes");
-      tell({.kind = job_protocol::Message::Kind::Point, .iteration = point.iteration, .nodes = nodes,
-            .iteration_s = point.iteration_seconds, .redistribution_s = point.redistribution_seconds,
-            .time = impl.engine->now()});
-      const auto line = socket.read_line();
-      const auto answer = line ? job_protocol::decode(*line) : std::nullopt;
-      if (!answer || answer->kind != job_protocol::Message::Kind::Size || answer->nodes == 0)
-        throw std::runtime_error("the cluster simulator did not answer the resize point");
-      granted = std::max(answer->nodes, nodes);  // shrinking: the nodes are given back as they are removed
-      return answer->nodes;
-    }
-    void tell(const job_protocol::Message& m) {
-      if (!socket.write_line(job_protocol::encode(m))) throw std::runtime_error("the cluster simulator is gone");
-    }
-    Impl& impl;
-    job_protocol::LineSocket socket;
-    std::size_t granted;  // nodes the job may hold
-  };
-
   Impl(std::shared_ptr<Engine> shared, SimOptions opts)
       : engine(std::move(shared)), options(std::move(opts)), stats(*engine), started(std::chrono::steady_clock::now()) {
     if (options.nodes == 0) throw std::invalid_argument("a simulated application needs at least one node");
-    if (options.scheduler_fd >= 0) scheduled.emplace(*this, options.scheduler_fd, options.nodes);
+    if (options.scheduler_fd >= 0)
+      link.emplace(options.scheduler_fd, options.nodes, [this] { return stopped ? ended : engine->now(); },
+                   [this] { return live.size(); });
     if (options.nodes > engine->size())
       throw ModelError("the application asks for " + std::to_string(options.nodes) + " nodes, the simulated cluster has " +
                        std::to_string(engine->size()));
@@ -146,8 +120,8 @@ struct SimBackend::Impl final : Listener, TraceSink {
   // --- nodes ---
 
   NodeId add_node() {
-    if (scheduled && live.size() >= scheduled->granted)
-      throw std::logic_error("the cluster's scheduler gave this job " + std::to_string(scheduled->granted) + " nodes");
+    if (link && live.size() >= link->granted())
+      throw std::logic_error("the cluster's scheduler gave this job " + std::to_string(link->granted()) + " nodes");
     const VNode v = engine->acquire(this);
     const auto id = static_cast<NodeId>(vnodes.size());
     vnodes.push_back(v);
@@ -165,10 +139,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     live.erase(it);
     engine->release(vnodes[node]);
     stats.node_left(node, engine->now());
-    if (scheduled) {
-      scheduled->tell({.kind = job_protocol::Message::Kind::Release, .nodes = 1, .time = engine->now()});
-      scheduled->granted = std::max(live.size(), scheduled->granted - 1);
-    }
+    if (link) link->released();
   }
 
   VNode vnode(NodeId node) const { return vnodes.at(node); }
@@ -538,7 +509,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
   double ended = 0;
   std::chrono::steady_clock::time_point started, shown;
   std::uint64_t since_progress = 0;
-  std::optional<Scheduled> scheduled;
+  std::optional<ClusterLink> link;  // run by dps-cluster: its scheduler
 };
 
 SimBackend::SimBackend(std::shared_ptr<Engine> engine, SimOptions options)
@@ -556,13 +527,7 @@ SimBackend::~SimBackend() {
     if (!out) std::fprintf(stderr, "sim: cannot write the statistics to %s\n", s.options.statistics.c_str());
   }
   if (s.options.report && s.stats.steps > 0) std::printf("%s\n", report().json().c_str());  // not after --help
-  if (s.scheduled && s.stats.steps > 0) {
-    try {
-      s.scheduled->tell({.kind = job_protocol::Message::Kind::End, .time = s.stopped ? s.ended : s.engine->now()});
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "sim: %s\n", e.what());
-    }
-  }
+  if (s.link && s.stats.steps > 0) s.link->ended();
   for (NodeId n : s.live) s.engine->release(s.vnode(n));
 }
 
@@ -650,6 +615,6 @@ bool SimBackend::advance_to(double time) {
   return true;
 }
 
-ResizePolicy* SimBackend::resize_policy() { return impl_->scheduled ? &*impl_->scheduled : nullptr; }
+ResizePolicy* SimBackend::resize_policy() { return impl_->link ? &*impl_->link : nullptr; }
 
 }  // namespace dps::sim

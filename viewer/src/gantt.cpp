@@ -157,34 +157,32 @@ void Gantt::draw(QPainter& p, const QRectF& area, double from, double to) const 
 
 void Gantt::draw_legend(QPainter& p, const QRectF& line) const {
   const QFontMetricsF metrics(p.font());
-  constexpr double kSwatch = 10, kSpace = 14;
-  double x = line.right();
-  std::vector<std::pair<double, std::size_t>> placed;  // (left, legend index), right to left
-  std::size_t shown = 0;
-  // Lay out from the left in legend order, keeping room for "+N more".
+  constexpr double kSwatch = 10, kGap = 4, kSpace = 14;
+  const auto more = [&](std::size_t left) { return QString("+%1 more").arg(left); };
+  // As many items as fit, in legend order, leaving room for "+N more" when some do not.
+  std::vector<QString> names;
   double width = 0;
-  for (; shown < legend_.size(); ++shown) {
-    const QString name = QString::fromStdString(trace_.names[legend_[shown].first]);
-    const double item = kSwatch + 4 + metrics.horizontalAdvance(name) + kSpace;
-    const QString more = QString("+%1 more").arg(legend_.size() - shown - 1);
-    const double reserve = shown + 1 < legend_.size() ? metrics.horizontalAdvance(more) : 0;
-    if (width + item + reserve > line.width()) break;
+  for (const auto& [operation, seconds] : legend_) {
+    QString name = QString::fromStdString(trace_.names[operation]);
+    const double item = kSwatch + kGap + metrics.horizontalAdvance(name) + kSpace;
+    const std::size_t left = legend_.size() - names.size() - 1;
+    if (width + item + (left ? metrics.horizontalAdvance(more(left)) : 0) > line.width()) break;
     width += item;
-  }
-  x = line.right() - width;
-  if (shown < legend_.size()) {
-    const QString more = QString("+%1 more").arg(legend_.size() - shown);
-    x -= metrics.horizontalAdvance(more) + kSpace;
-    p.setPen(QColor(90, 90, 90));
-    p.drawText(QPointF(line.right() - metrics.horizontalAdvance(more), line.center().y() + metrics.ascent() / 2 - 1), more);
+    names.push_back(std::move(name));
   }
   const double baseline = line.center().y() + metrics.ascent() / 2 - 1;
-  for (std::size_t k = 0; k < shown; ++k) {
-    const QString name = QString::fromStdString(trace_.names[legend_[k].first]);
+  double x = line.right() - width;
+  if (names.size() < legend_.size()) {
+    const QString rest = more(legend_.size() - names.size());
+    x -= metrics.horizontalAdvance(rest) + kSpace;
+    p.setPen(QColor(90, 90, 90));
+    p.drawText(QPointF(line.right() - metrics.horizontalAdvance(rest), baseline), rest);
+  }
+  p.setPen(Qt::black);
+  for (std::size_t k = 0; k < names.size(); ++k) {
     p.fillRect(QRectF(x, line.center().y() - kSwatch / 2, kSwatch, kSwatch), QColor::fromRgba(color(legend_[k].first)));
-    p.setPen(Qt::black);
-    p.drawText(QPointF(x + kSwatch + 4, baseline), name);
-    x += kSwatch + 4 + metrics.horizontalAdvance(name) + kSpace;
+    p.drawText(QPointF(x + kSwatch + kGap, baseline), names[k]);
+    x += kSwatch + kGap + metrics.horizontalAdvance(names[k]) + kSpace;
   }
 }
 

@@ -1,5 +1,7 @@
 #include "dps/cluster/allocation.hpp"
 
+#include "draws.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -29,10 +31,7 @@ std::vector<Node> RandomAllocation::place(const std::vector<bool>& idle, std::si
   std::vector<Node> free;
   for (Node n = 0; n < idle.size(); ++n)
     if (idle[n]) free.push_back(n);
-  for (std::size_t i = 0; i < count; ++i) {  // a partial Fisher–Yates, with our own uniform draw
-    const auto j = i + static_cast<std::size_t>(static_cast<double>(random_() >> 11) * 0x1.0p-53 * static_cast<double>(free.size() - i));
-    std::swap(free[i], free[j]);
-  }
+  for (std::size_t i = 0; i < count; ++i) std::swap(free[i], free[i + draws::below(random_, free.size() - i)]);  // partial Fisher–Yates
   free.resize(count);
   return free;
 }

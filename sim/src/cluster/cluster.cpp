@@ -39,9 +39,23 @@ void Cluster::start(const Job& job) {
   started_.push_back(&r);
 }
 
+void Cluster::hold(Running& r, Node node) {
+  free_[node / 64] &= ~(std::uint64_t{1} << (node % 64));
+  busy_[node] = &r;
+  since_[node] = now_;
+  r.nodes.push_back(node);
+}
+
+void Cluster::release(const Running& r, Node node) {
+  if (record_ && since_[node] < now_) segments_.push_back({node, r.job, since_[node], now_});
+  busy_[node] = nullptr;
+  free_[node / 64] |= std::uint64_t{1} << (node % 64);
+}
+
 void Cluster::give(Running& r, std::size_t n) {
   if (n > idle_) throw std::logic_error("job " + std::to_string(r.job->id) + " would grow by " + std::to_string(n) +
                                         " nodes, " + std::to_string(idle_) + " are idle");
+  idle_ -= n;
   if (allocator_) {
     idle_nodes_.resize(busy_.size());
     for (std::size_t k = 0; k < busy_.size(); ++k) idle_nodes_[k] = busy_[k] == nullptr;
@@ -52,45 +66,25 @@ void Cluster::give(Running& r, std::size_t n) {
     for (const Node node : chosen) {
       if (node >= busy_.size() || busy_[node])
         throw std::logic_error("allocator " + allocator_->name() + " chose node " + std::to_string(node) + ", which is not idle");
-      free_[node / 64] &= ~(std::uint64_t{1} << (node % 64));
-      busy_[node] = &r;
-      since_[node] = now_;
-      r.nodes.push_back(node);
+      hold(r, node);
     }
-    idle_ -= n;
     return;
   }
-  idle_ -= n;
-  for (std::size_t w = 0; n > 0; ++w) {
-    while (free_[w] != 0 && n > 0) {
-      const Node node = static_cast<Node>(w * 64 + static_cast<std::size_t>(std::countr_zero(free_[w])));
-      free_[w] &= free_[w] - 1;
-      busy_[node] = &r;
-      since_[node] = now_;
-      r.nodes.push_back(node);
-      --n;
-    }
-  }
+  for (std::size_t w = 0; n > 0; ++w)  // the lowest-numbered idle nodes, a word of the bitmap at a time
+    for (; free_[w] != 0 && n > 0; --n) hold(r, static_cast<Node>(w * 64 + static_cast<std::size_t>(std::countr_zero(free_[w]))));
 }
 
 void Cluster::take_back(Running& r, std::size_t n) {
   if (n >= r.nodes.size()) throw std::logic_error("job " + std::to_string(r.job->id) + " cannot shrink to no nodes");
   for (std::size_t i = 0; i < n; ++i) {
-    const Node node = r.nodes.back();
+    release(r, r.nodes.back());
     r.nodes.pop_back();
-    if (record_ && since_[node] < now_) segments_.push_back({node, r.job, since_[node], now_});
-    busy_[node] = nullptr;
-    free_[node / 64] |= std::uint64_t{1} << (node % 64);
   }
   idle_ += n;
 }
 
 void Cluster::finish(Running& r) {
-  for (const Node node : r.nodes) {
-    if (record_ && since_[node] < now_) segments_.push_back({node, r.job, since_[node], now_});
-    busy_[node] = nullptr;
-    free_[node / 64] |= std::uint64_t{1} << (node % 64);
-  }
+  for (const Node node : r.nodes) release(r, node);
   idle_ += r.nodes.size();
   r.nodes.clear();
   by_end_.erase(&r);

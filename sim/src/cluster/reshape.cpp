@@ -148,8 +148,7 @@ bool ReshapeScheduler::harvestable(const Running& r, const Job& head) const {
 
 // Should this job shrink for the queue's head, which needs `needed` more nodes than are idle?
 bool ReshapeScheduler::harvest(const Cluster& cluster, const Running& job, const Job& head, std::size_t needed) {
-  auto harvestable = [&](const Running& r) { return this->harvestable(r, head); };
-  if (!harvestable(job)) return false;
+  if (!harvestable(job, head)) return false;
   switch (options_.harvesting) {
     case Harvesting::None: return false;
     case Harvesting::FcfsContract: return true;
@@ -158,7 +157,7 @@ bool ReshapeScheduler::harvest(const Cluster& cluster, const Running& job, const
       // this job shrinks if it is among them.
       std::vector<std::pair<std::pair<double, double>, const Running*>> list;
       for (const Running* r : cluster.running()) {
-        if (!harvestable(*r)) continue;
+        if (!harvestable(*r, head)) continue;
         const auto impact = profile(*r->job)->impact();
         list.push_back({{options_.priority ? r->job->priority : 0, impact ? *impact : std::numeric_limits<double>::infinity()}, r});
       }
@@ -183,7 +182,7 @@ bool ReshapeScheduler::harvest(const Cluster& cluster, const Running& job, const
       if (due_.erase(job.job)) return true;
       if (!due_.empty()) return false;
       for (const Running* r : cluster.running())
-        if (r != &job && harvestable(*r)) due_.insert(r->job);
+        if (r != &job && harvestable(*r, head)) due_.insert(r->job);
       return true;
     }
   }

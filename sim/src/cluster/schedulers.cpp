@@ -16,15 +16,19 @@ const std::vector<std::string>& scheduler_names() {
   return names;
 }
 
+std::string scheduler_list() {
+  std::string list;
+  for (const std::string& n : scheduler_names()) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
 std::unique_ptr<Scheduler> scheduler_named(const std::string& name, const ReshapeOptions& tuning) {
   if (name == "fcfs") return std::make_unique<Fcfs>();
   if (name == "easy") return std::make_unique<EasyBackfilling>();
   if (name == "conservative") return std::make_unique<ConservativeBackfilling>();
   for (const std::string& s : ReshapeScheduler::scenarios())
     if (name == s) return ReshapeScheduler::scenario(name, tuning);
-  std::string list;
-  for (const std::string& n : scheduler_names()) list += (list.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("no scheduler '" + name + "' (" + list + ")");
+  throw std::invalid_argument("no scheduler '" + name + "' (" + scheduler_list() + ")");
 }
 
 }  // namespace dps::cluster

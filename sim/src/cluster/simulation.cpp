@@ -8,10 +8,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <cmath>
 #include <optional>
 #include <queue>
 #include <stdexcept>
@@ -228,7 +228,7 @@ struct Simulation::Impl {
     std::size_t next = 0;  // the next arrival
     std::uint64_t steps = 0, shown = 0;
     auto last_shown = wall - std::chrono::seconds(1);
-    for (drain(); next < jobs.size() || !events.empty(); drain()) {
+    while (next < jobs.size() || !events.empty()) {
       const double t = std::min(next < jobs.size() ? jobs[next].submit : HUGE_VAL, events.empty() ? HUGE_VAL : events.top().time);
       cluster.now_ = t;
       for (; next < jobs.size() && jobs[next].submit <= t; ++next) {
@@ -246,7 +246,7 @@ struct Simulation::Impl {
       for (Running* r : cluster.started_) begin(*r);
       cluster.started_.clear();
       if (options.gantt) sample(t);
-      drain();
+      drain();  // the jobs started or answered now: their next messages, before the next instant
       if (events.empty() && next == jobs.size() && !cluster.queue_.empty())
         scheduler_erred("leaves " + std::to_string(cluster.queue_.size()) + " jobs waiting on an idle cluster");
       if (options.progress && steps >= shown) {  // every 4096 events, at most twice a second

@@ -1,6 +1,8 @@
 // Workloads from SWF traces and JSON files, and seed 001's synthetic mix.
 #include "dps/cluster/workload.hpp"
 
+#include "draws.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -18,14 +20,13 @@ namespace {
 
 using nlohmann::json;
 
-// Our own uniform and exponential draws: the standard distributions differ between libraries, and a
-// seed must give the same workload everywhere.
-double uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-double exponential(std::mt19937_64& rng, double mean) { return -mean * std::log1p(-uniform(rng)); }
+using draws::exponential;
+using draws::uniform;
+
 template <class T>
-void shuffle(std::vector<T>& v, std::mt19937_64& rng) {
+void shuffle(std::vector<T>& v, std::mt19937_64& rng) {  // Fisher–Yates (vector<bool> has no swap of references)
   for (std::size_t i = v.size(); i > 1; --i) {
-    const auto j = static_cast<std::size_t>(uniform(rng) * static_cast<double>(i));
+    const std::size_t j = draws::below(rng, i);
     const T a = v[i - 1];
     v[i - 1] = v[j];
     v[j] = a;
@@ -216,15 +217,6 @@ void add_jobs(Workload& w, Entry e, std::uint64_t seed) {
 }
 
 }  // namespace
-
-const char* describe(JobKind kind) {
-  switch (kind) {
-    case JobKind::Rigid: return "rigid";
-    case JobKind::Malleable: return "malleable";
-    case JobKind::Application: return "application";
-  }
-  return "?";
-}
 
 std::vector<Job> reshape_mix(const ReshapeMix& mix, std::uint16_t gold, std::uint16_t platinum) {
   struct Size {

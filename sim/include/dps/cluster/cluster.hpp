@@ -65,6 +65,8 @@ class Cluster {
  private:
   friend class Simulation;
   Running& record(const Job& job);
+  void hold(Running& r, Node node);            // an idle node becomes the job's
+  void release(const Running& r, Node node);   // ... idle again (its Gantt segment kept)
   void give(Running& r, std::size_t n);  // n more nodes
   void take_back(Running& r, std::size_t n);  // its last n nodes
   void finish(Running& r);  // all of them: it leaves

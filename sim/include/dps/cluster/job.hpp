@@ -21,7 +21,14 @@
 namespace dps::cluster {
 
 enum class JobKind : std::uint8_t { Rigid, Malleable, Application };
-const char* describe(JobKind kind);  // "rigid", "malleable", "application"
+inline const char* describe(JobKind kind) {  // "rigid", "malleable", "application"
+  switch (kind) {
+    case JobKind::Rigid: return "rigid";
+    case JobKind::Malleable: return "malleable";
+    case JobKind::Application: return "application";
+  }
+  return "?";
+}
 
 struct Job {
   std::uint64_t id = 0;  // the trace's job number, or the workload's order

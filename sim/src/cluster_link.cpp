@@ -1,0 +1,42 @@
+#include "cluster_link.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace dps::sim {
+
+std::size_t ClusterLink::decide(const ResizePoint& point) {
+  const std::size_t nodes = held_();
+  if (point.size != nodes)
+    throw std::logic_error("a job of the cluster runs one thread per node: it reports " + std::to_string(point.size) +
+                           " threads on " + std::to_string(nodes) + " nodes");
+  tell({.kind = job_protocol::Message::Kind::Point, .iteration = point.iteration, .nodes = nodes,
+        .iteration_s = point.iteration_seconds, .redistribution_s = point.redistribution_seconds, .time = clock_()});
+  const auto line = socket_.read_line();
+  const auto answer = line ? job_protocol::decode(*line) : std::nullopt;
+  if (!answer || answer->kind != job_protocol::Message::Kind::Size || answer->nodes == 0)
+    throw std::runtime_error("the cluster simulator did not answer the resize point");
+  granted_ = std::max(answer->nodes, nodes);  // shrinking: the nodes are given back as they are removed
+  return answer->nodes;
+}
+
+void ClusterLink::released() {
+  tell({.kind = job_protocol::Message::Kind::Release, .nodes = 1, .time = clock_()});
+  granted_ = std::max(held_(), granted_ - 1);
+}
+
+void ClusterLink::ended() {
+  try {
+    tell({.kind = job_protocol::Message::Kind::End, .time = clock_()});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sim: %s\n", e.what());
+  }
+}
+
+void ClusterLink::tell(const job_protocol::Message& m) {
+  if (!socket_.write_line(job_protocol::encode(m))) throw std::runtime_error("the cluster simulator is gone");
+}
+
+}  // namespace dps::sim
