@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
       if (!file.empty()) args.erase(args.begin());
       long threads = 0, per_node = 1, budget = 0, rounds = 16, kicks = 0;
       double tree_cost_ns = 0;
-      bool cold = false;
+      bool cold = false, reproducible = false;
       std::string resize_list;
       dps::Cli cli(std::string(kProgram) + " FILE.tsp", "The optimal tour of a symmetric TSPLIB instance, by branch and bound on DPS worker threads.");
       cli.option("--threads", threads, "worker threads at the start (default: --per-node on every node)")
@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
           .option("--resize", resize_list, "R:P[,R:P...]  after round R, continue on P worker threads (their work handed on)")
           .option("--kicks", kicks, "the first tour's iterated local search: kicks over all workers (default: 10 x cities)")
           .flag("--cold", cold, "start without a first tour: the search finds every tour itself (a larger tree)")
+          .flag("--reproducible", reproducible, "tours found mid-round reach the other workers at its end, not at once: the same tree in every run, real or simulated")
           .option("--tree-cost", tree_cost_ns, "NS  a 1-tree's cost per city squared, for partial direct execution (default: measured here)");
       if (!cli.parse(args, dps::Application::options_help())) return 0;
       if (file.empty()) throw std::invalid_argument("give a TSPLIB file: " + std::string(kProgram) + " FILE.tsp [options]");
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
       if (threads < 1 || per_node < 1 || rounds < 1 || budget < 0 || kicks < 0 || tree_cost_ns < 0)
         throw std::invalid_argument("--threads, --per-node and --rounds must be at least 1, --budget, --kicks and --tree-cost not negative");
       tsp::SolveOptions o{static_cast<std::size_t>(threads), static_cast<std::size_t>(per_node), budget, rounds,
-                          resizes(resize_list), static_cast<int>(kicks), cold};
+                          resizes(resize_list), static_cast<int>(kicks), cold, reproducible};
       const tsp::Instance instance = tsp::read_tsplib(file);
       if (app.backend().models_compute())
         tsp::set_tree_cost(tree_cost_ns > 0 ? tsp::TreeCost{tree_cost_ns * 1e-9} : tsp::TreeCost::measure(instance));
@@ -87,10 +88,11 @@ int main(int argc, char** argv) {
       char line[512];
       std::snprintf(line, sizeof line,
                     "\n{\"instance\": \"%s\", \"cities\": %d, \"length\": %ld, \"optimal\": %s, \"nodes_explored\": %ld, "
-                    "\"%s\": %.6f, \"threads\": %zu, \"nodes\": %zu, \"rounds\": %ld, \"root_bound\": %.3f, \"first_tour\": %s, ",
+                    "\"%s\": %.6f, \"threads\": %zu, \"nodes\": %zu, \"rounds\": %ld, \"root_bound\": %.3f, \"first_tour\": %s, "
+                    "\"bounds_shared\": %ld, ",
                     instance.name.c_str(), instance.n, r.length, knows ? std::to_string(optimum->second).c_str() : "null", r.explored,
                     kTimeKey, r.seconds, r.resizes.empty() ? o.threads : r.resizes.back().threads, app.nodes(), r.rounds,
-                    r.root_bound, o.cold ? "null" : std::to_string(r.first_tour).c_str());
+                    r.root_bound, o.cold ? "null" : std::to_string(r.first_tour).c_str(), r.shared);
       output += line + std::string("\"resizes\": [") + log + "]}";
       if (knows && optimum->second != r.length) {
         std::fprintf(stderr, "%s: found a tour of %ld, but the optimum is %ld\n", kProgram, r.length, optimum->second);

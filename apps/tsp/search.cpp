@@ -48,18 +48,23 @@ Search::Expansion Search::expand(const Subproblem& s, long upper_bound) const {
 Frontier::Ran Frontier::run(const Search& search, long trees, long& best, Tour& tour) {
   Ran ran;
   while (ran.trees < trees && !open_.empty()) {
-    Subproblem s = std::move(open_.back());
-    open_.pop_back();
-    Search::Expansion e = search.expand(s, best);
-    ++ran.expanded;
-    ran.trees += e.trees;
-    if (!e.tour.empty()) {
-      best = tour_length(search.instance(), e.tour);
-      tour = std::move(e.tour);
-    }
-    for (Subproblem& child : e.children) open_.push_back(std::move(child));
+    const Ran one = step(search, best, tour);
+    ran.expanded += one.expanded, ran.trees += one.trees;
   }
   return ran;
+}
+
+Frontier::Ran Frontier::step(const Search& search, long& best, Tour& tour) {
+  if (open_.empty()) return {};
+  Subproblem s = std::move(open_.back());
+  open_.pop_back();
+  Search::Expansion e = search.expand(s, best);
+  if (!e.tour.empty()) {
+    best = tour_length(search.instance(), e.tour);
+    tour = std::move(e.tour);
+  }
+  for (Subproblem& child : e.children) open_.push_back(std::move(child));
+  return {1, e.trees};
 }
 
 std::vector<Subproblem> Frontier::give(std::size_t count) {

@@ -8,6 +8,7 @@
 //   f.push(root);
 //   long best = tsp::tour_length(instance, tour);
 //   f.run(search, 100000, best, tour);           // up to 100 000 1-trees' worth; best and tour improve
+//   f.step(search, best, tour);                  // one subproblem
 #pragma once
 
 #include "one_tree.hpp"
@@ -98,6 +99,8 @@ class Frontier {
     long expanded = 0, trees = 0;
   };
   Ran run(const Search& search, long trees, long& best, Tour& tour);
+  // Expands the deepest subproblem (one, if any is left).
+  Ran step(const Search& search, long& best, Tour& tour);
   // Up to `count` subproblems from the front, for another worker.
   std::vector<Subproblem> give(std::size_t count);
   // What is left, all of it (a worker that leaves hands it on).

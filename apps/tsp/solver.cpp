@@ -3,6 +3,8 @@
 
 #include <dps/packed_nodes.hpp>
 
+#include <cereal/types/optional.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -10,6 +12,7 @@
 #include <string>
 #include <tuple>
 #include <limits>
+#include <optional>
 
 namespace tsp {
 
@@ -18,26 +21,38 @@ namespace {
 TreeCost tree_cost;
 
 struct Work {
-  std::size_t worker = 0;
+  std::size_t worker = 0, workers = 0;
   long best = 0, budget = 0;
+  bool share = true;
   SearchSettings settings;
   std::vector<Subproblem> given;
   std::size_t give = 0;  // subproblems to hand back for the pool
   template <class A>
   void serialize(A& a) {
-    a(worker, best, budget, settings, given, give);
+    a(worker, workers, best, budget, share, settings, given, give);
   }
 };
 struct Report {
   std::size_t worker = 0;
   long best = 0;
   Tour tour;  // when shorter than the best it was given
-  long expanded = 0, trees = 0;
+  long expanded = 0, trees = 0, shared = 0;
   std::size_t open = 0;
   std::vector<Subproblem> donated;
   template <class A>
   void serialize(A& a) {
-    a(worker, best, tour, expanded, trees, open, donated);
+    a(worker, best, tour, expanded, trees, shared, open, donated);
+  }
+};
+// What a worker's round posts: the length of each shorter tour it finds, for every other worker, at
+// once; at the end its report, for itself. Each note passes the worker it is for, who learns the bound.
+struct Note {
+  std::size_t from = 0, to = 0;
+  long bound = 0;
+  std::optional<Report> report;
+  template <class A>
+  void serialize(A& a) {
+    a(from, to, bound, report);
   }
 };
 
@@ -49,6 +64,7 @@ void take(Conductor& c, std::vector<Report>& reports) {
     if (r.best < c.progress.best) c.progress.best = r.best, c.progress.tour = std::move(r.tour);
     c.progress.expanded += r.expanded;
     c.progress.trees += r.trees;
+    c.progress.shared += r.shared;
     if (r.worker < c.open.size()) c.open[r.worker] = r.open;
     for (Subproblem& s : r.donated) c.pool.push_back(std::move(s));
   }
@@ -65,7 +81,8 @@ std::vector<Work> plan(Conductor& c) {
   for (std::size_t open : c.open) left += open;
   const long budget = left < kShare * workers ? std::max(1L, c.segment.budget / 4) : c.segment.budget;
   std::vector<Work> round(workers);
-  for (std::size_t w = 0; w < workers; ++w) round[w] = {w, c.progress.best, budget, c.segment.settings, {}, 0};
+  for (std::size_t w = 0; w < workers; ++w)
+    round[w] = {w, workers, c.progress.best, budget, c.segment.share, c.segment.settings, {}, 0};
   std::size_t next = 0;
   for (std::size_t share = 0; share < kShare; ++share)
     for (std::size_t w = 0; w < workers && next < c.pool.size(); ++w)
@@ -86,7 +103,7 @@ struct Open : dps::Split<Segment, Work, Conductor> {
   dps::Step execute(Segment s) {
     Conductor& c = thread();
     for (Subproblem& h : s.handed) c.pool.push_back(std::move(h));
-    c.progress = {s.best, std::move(s.tour), 0, 0, 0};  // main passes the best known
+    c.progress = {s.best, std::move(s.tour), 0, 0, 0, 0};  // main passes the best known
     s.handed.clear();
     c.segment = std::move(s);
     c.round = 0;
@@ -96,20 +113,50 @@ struct Open : dps::Split<Segment, Work, Conductor> {
   }
 };
 
-struct Expand : dps::Leaf<Work, Report, Worker> {
-  Report execute(Work w) {
-    Worker& me = thread();
+struct Expand : dps::Split<Work, Note, Worker> {
+  dps::Step execute(Work w) {
+    Worker& me = thread();  // a thread with a running operation neither moves nor leaves
     for (Subproblem& s : w.given) me.frontier.push(std::move(s));
-    Report r{w.worker, w.best, {}, 0, 0, 0, {}};
+    me.bound = std::min(me.bound, w.best);
+    Report r{w.worker, w.best, {}, 0, 0, 0, 0, {}};
     const Search search(me.instance, w.settings);
-    Tour tour;
-    const Frontier::Ran ran = me.frontier.run(search, w.budget, r.best, tour);  // for real: it steers the search
-    dps::charge(tree_cost.of(ran.trees, me.instance.n));
-    if (r.best < w.best) r.tour = std::move(tour);
-    r.expanded = ran.expanded, r.trees = ran.trees;
+    while (r.trees < w.budget && !me.frontier.empty()) {
+      long best = w.share ? me.bound : r.best;
+      const Frontier::Ran ran = me.frontier.step(search, best, r.tour);  // for real: it steers the search
+      dps::charge(tree_cost.of(ran.trees, me.instance.n));
+      r.expanded += ran.expanded, r.trees += ran.trees;
+      if (best < me.bound) {  // a tour of its own
+        r.best = me.bound = best;
+        for (std::size_t to = 0; w.share && to < w.workers; ++to)
+          if (to != w.worker) {
+            Note bound{w.worker, to, best, std::nullopt};
+            co_await post(std::move(bound));
+            ++r.shared;
+          }
+      }
+      if (w.share) co_await yield();  // the bounds the others found come in here
+    }
     r.donated = me.frontier.give(w.give);
     r.open = me.frontier.size();
-    return r;
+    Note last{w.worker, w.worker, r.best, std::move(r)};  // named: GCC 12 mishandles an aggregate built inside co_await (README)
+    co_await post(std::move(last));
+  }
+};
+
+struct Deliver : dps::Leaf<Note, Note, Worker> {
+  Note execute(Note n) {
+    thread().bound = std::min(thread().bound, n.bound);
+    return n;
+  }
+};
+
+// The round's notes all delivered (none is left in flight when the conductor plans): its report.
+struct Hand : dps::Merge<Note, Report, Worker> {
+  dps::Step execute(Note first) {
+    std::optional<Report> report = std::move(first.report);
+    while (auto more = co_await next())
+      if (more->report) report = std::move(more->report);
+    co_await post(std::move(*report));
   }
 };
 
@@ -224,6 +271,10 @@ struct Close : dps::Merge<Report, Progress, Conductor> {
 struct ByWorker {
   std::size_t operator()(const Work& w, std::size_t) const { return w.worker; }
   std::size_t operator()(const Kick& k, std::size_t) const { return k.worker; }
+  std::size_t operator()(const Note& n, std::size_t) const { return n.from; }
+};
+struct ToAddressee {
+  std::size_t operator()(const Note& n, std::size_t) const { return n.to; }
 };
 
 }  // namespace
@@ -256,8 +307,10 @@ Start Solver::start(const Instance& instance, int kicks, bool cold) {
 Progress Solver::run(const Segment& segment) {
   auto graph = graphs_.find(segment.rounds);
   if (graph == graphs_.end()) {
-    auto chain = dps::op<Open>(conductor_) >> dps::op<Expand>(workers_, ByWorker{});
-    for (long k = 1; k < segment.rounds; ++k) chain = chain >> dps::op<Next>(conductor_) >> dps::op<Expand>(workers_, ByWorker{});
+    const auto round = dps::op<Expand>(workers_, ByWorker{}) >> dps::op<Deliver>(workers_, ToAddressee{}) >>
+                       dps::op<Hand>(workers_, ByWorker{});
+    auto chain = dps::op<Open>(conductor_) >> round;
+    for (long k = 1; k < segment.rounds; ++k) chain = chain >> dps::op<Next>(conductor_) >> round;
     graph = graphs_.emplace(segment.rounds, app_.graph(chain >> dps::op<Close>(conductor_), "search")).first;
   }
   return graph->second.call(segment).get();
@@ -279,8 +332,8 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
   Solver solver(app, workers, conductor);
   const double began = app.now();
   const Start start = solver.start(instance, o.kicks > 0 ? o.kicks : 10 * instance.n, o.cold);
-  Result r{start.tour, start.length, start.expanded, 0, o.cold ? 0 : start.length, 0, start.root_bound, {}};
-  Segment segment{o.rounds, 0, budget, o.threads, start.settings, start.length, start.tour, start.open};
+  Result r{start.tour, start.length, start.expanded, 0, o.cold ? 0 : start.length, 0, 0, start.root_bound, {}};
+  Segment segment{o.rounds, 0, budget, o.threads, !o.reproducible, start.settings, start.length, start.tour, start.open};
   for (;;) {
     const auto point = o.resizes.upper_bound(r.rounds);
     segment.rounds = point == o.resizes.end() ? o.rounds : std::min(o.rounds, point->first - r.rounds);
@@ -288,6 +341,7 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
     const Progress p = solver.run(segment);
     r.rounds += segment.rounds;
     r.explored += p.expanded;
+    r.shared += p.shared;
     segment.best = p.best, segment.tour = p.tour, segment.handed.clear();
     if (p.open == 0) break;
     if (const auto at = o.resizes.find(r.rounds); at != o.resizes.end()) {

@@ -5,18 +5,24 @@
 // others for their shallowest subproblems to refill the pool:
 //
 //   Open (split, conductor)      a segment starts: the pool's subproblems go to the workers
-//   Expand (leaf, worker)        takes what it is given, expands its budget, gives what it is asked
+//   Expand (split, worker)       takes what it is given, expands its budget, gives what it is asked;
+//                                a shorter tour's length goes at once to every other worker
+//   Deliver (leaf, addressee)    a worker learns the bound (between two of its own expansions)
+//   Hand (merge, worker)         the round's notes delivered: its report
 //   Next (stream, conductor)     the round's reports, in worker order: the next round's work
 //   Close (merge, conductor)     the segment's last reports: the best tour, what is left
 //
-// Rounds depend only on the reports, taken in worker order, so a search is the same tree whatever the
-// timing: real or simulated. The start and each round are phases of the trace. Between segments (resize points) workers may be added or removed; a
+// Expand is a split, not a leaf, so that it can yield between expansions and let the bounds in.
+// The conductor's plan depends only on the reports, taken in worker order; the bounds shared
+// mid-round depend on timing, so `share = false` (--reproducible) keeps them to the round's end:
+// then a search is the same tree whatever the timing, real or simulated. The start and each round
+// are phases of the trace. Between segments (resize points) workers may be added or removed; a
 // removed worker's frontier comes back to the pool.
 //
 //   tsp::Solver solver(app, workers, conductor);
 //   tsp::Start s = solver.start(instance, 10 * instance.n);
-//   tsp::Progress p = solver.run({.rounds = 16, .first_round = 0, .budget = 5000, .workers = 4, .settings = s.settings,
-//                                 .best = s.length, .tour = s.tour, .handed = s.open});
+//   tsp::Progress p = solver.run({.rounds = 16, .first_round = 0, .budget = 5000, .workers = 4, .share = true,
+//                                 .settings = s.settings, .best = s.length, .tour = s.tour, .handed = s.open});
 #pragma once
 
 #include "search.hpp"
@@ -28,6 +34,7 @@
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
 
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -42,9 +49,10 @@ void serialize(A& a, Instance& i) {
 struct Worker {
   Instance instance;
   Frontier frontier;
+  long bound = std::numeric_limits<long>::max();  // the shortest tour length it knows of, anyone's
   template <class A>
   void serialize(A& a) {
-    a(instance, frontier);
+    a(instance, frontier, bound);
   }
 };
 
@@ -83,13 +91,14 @@ struct Segment {
   long first_round = 0;             // rounds before this segment (the trace's phases are numbered on)
   long budget = 5000;               // 1-trees a worker's bounds compute per round (a time, counted)
   std::size_t workers = 0;
+  bool share = true;                // shorter tours' lengths reach the other workers mid-round
   SearchSettings settings;
   long best = 0;                    // the best tour length known
   Tour tour;
   std::vector<Subproblem> handed;   // for the pool: the root, or removed workers' frontiers
   template <class A>
   void serialize(A& a) {
-    a(rounds, first_round, budget, workers, settings, best, tour, handed);
+    a(rounds, first_round, budget, workers, share, settings, best, tour, handed);
   }
 };
 struct Progress {
@@ -97,10 +106,11 @@ struct Progress {
   Tour tour;
   long expanded = 0;   // subproblems expanded in the segment
   long trees = 0;      // 1-trees computed in the segment
+  long shared = 0;     // shorter tours whose lengths were sent to the other workers mid-round
   std::size_t open = 0;  // subproblems left, in frontiers and the pool
   template <class A>
   void serialize(A& a) {
-    a(best, tour, expanded, trees, open);
+    a(best, tour, expanded, trees, shared, open);
   }
 };
 
@@ -151,6 +161,7 @@ struct SolveOptions {
   std::map<long, std::size_t> resizes;  // after that many rounds, that many worker threads
   int kicks = 0;              // of the iterated local search, over all workers; 0: 10 n
   bool cold = false;          // no first tour: the search finds every tour itself
+  bool reproducible = false;  // tours found mid-round reach the others at its end: the same tree every run
 };
 struct Resized {
   long after = 0;
@@ -160,6 +171,7 @@ struct Resized {
 struct Result {
   Tour tour;
   long length = 0, explored = 0, rounds = 0, first_tour = 0;  // first_tour: 0 when cold
+  long shared = 0;                                            // bounds sent to the others mid-round
   double seconds = 0, root_bound = 0;  // seconds: the application's clock (simulated time in a simulation)
   std::vector<Resized> resizes;
 };

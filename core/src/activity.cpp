@@ -65,6 +65,7 @@ void Thread::finish(Activity& a) {
 
 void Thread::destroy(Activity& a) {
   if (a.state == Activity::State::Ready) std::erase(ready_, &a);
+  if (a.state == Activity::State::Yielded) std::erase(yielded_, &a);
   activities_.erase(&a);
   for (Envelope* e : a.inputs) delete e;
   if (a.slot && a.slot->consumer == &a) a.slot->consumer = nullptr;
@@ -135,6 +136,18 @@ void wait_input(Activity& a) {
     a.thread->make_ready(a);
   else
     a.state = Activity::State::WaitInput;
+}
+
+bool nothing_waiting(Activity& a) {
+  const Thread& t = *a.thread;
+  return !t.runtime_.steps_yield() && !t.pending_ && !t.mailbox_.has_mail();
+}
+
+void yield_to_waiting(Activity& a) {
+  Thread& t = *a.thread;
+  a.state = Activity::State::Yielded;
+  t.yielded_.push_back(&a);
+  t.drain_ = true;
 }
 
 Envelope* take_input(Activity& a) {

@@ -45,13 +45,18 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
       ready_.pop_front();
       resume(*a);
     } else {
-      if (!pending_) pending_ = mailbox_.take();
-      if (!pending_) {
+      if (!pending_ && (yielded_.empty() || std::exchange(drain_, false))) pending_ = mailbox_.take();
+      if (pending_) {
+        handle(std::exchange(pending_, pending_->next));
+      } else if (!yielded_.empty()) {  // what waited when it yielded is handled
+        Activity* a = yielded_.front();
+        yielded_.pop_front();
+        resume(*a);
+      } else {
         if (mailbox_.try_idle()) return false;
         --steps;  // something arrived meanwhile: take it
         continue;
       }
-      handle(std::exchange(pending_, pending_->next));
     }
     if (life_ != Life::Active || migration_) {
       settle();

@@ -17,7 +17,7 @@ namespace dps {
 
 class Activity {
  public:
-  enum class State : std::uint8_t { Created, Ready, Running, WaitInput, WaitCredit, Finished };
+  enum class State : std::uint8_t { Created, Ready, Running, WaitInput, WaitCredit, Yielded, Finished };
 
   Activity() = default;
   Activity(const Activity&) = delete;
@@ -61,6 +61,8 @@ void post_later(Activity& a, Payload& value);  // suspends; the post happens bef
 bool input_ready(Activity& a);                 // next() can return without suspending
 void wait_input(Activity& a);                  // suspends until input or end of frame
 Envelope* take_input(Activity& a);             // the next input, or nullptr at end of frame
+bool nothing_waiting(Activity& a);             // yield() can go on at once: no message waits for the thread
+void yield_to_waiting(Activity& a);            // suspends until the messages waiting now are handled
 
 }  // namespace detail
 }  // namespace dps

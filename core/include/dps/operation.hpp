@@ -18,6 +18,8 @@
 // A Stream is a merge that may post any number of outputs whenever it likes; they form a new frame,
 // closed by a later merge. Every co_await is an atomic-step boundary: the operation may be suspended
 // there (flow control, waiting for input) while other operations of its thread run. A leaf never is.
+// A long computation in a split, merge or stream can `co_await yield()` between pieces: the messages
+// waiting for its thread (a better bound, a cancellation) are handled there before it goes on.
 // `thread()` is the state of the DPS thread the operation runs on; one operation object per execution.
 //
 // Two GCC 12 coroutine bugs to steer around (both fixed in later compilers):
@@ -113,6 +115,17 @@ class [[nodiscard]] NextAwaiter {
   Activity* a_;
 };
 
+class [[nodiscard]] YieldAwaiter {
+ public:
+  explicit YieldAwaiter(Activity& a) : a_(&a) {}
+  bool await_ready() { return nothing_waiting(*a_); }
+  void await_suspend(std::coroutine_handle<>) { yield_to_waiting(*a_); }
+  void await_resume() const noexcept {}
+
+ private:
+  Activity* a_;
+};
+
 struct OpAccess;
 
 void mark_phase(Runtime& runtime, std::string_view name, bool begin);  // into the trace, if any
@@ -143,11 +156,15 @@ class Operation {
 };
 
 namespace detail {
-// What split, merge and stream share: posting outputs.
+// What split, merge and stream share: posting outputs, and letting the thread's messages in.
 template <class In, class Out, class State>
 class Posting : public Operation<In, Out, State> {
  protected:
   PostAwaiter post(Out value) { return {*this->activity_, Payload::of(std::move(value))}; }
+  // An atomic-step boundary where the messages waiting for this thread are handled, and the
+  // operations they start run, before this one goes on. Free when none waits (a simulator always
+  // ends the step here, so that what arrived while it ran is handled).
+  YieldAwaiter yield() { return YieldAwaiter(*this->activity_); }
 };
 // What merge and stream share: taking the other inputs of their frame.
 template <class In, class Out, class State>

@@ -89,6 +89,8 @@ class Thread {
   friend bool detail::input_ready(Activity&);
   friend void detail::wait_input(Activity&);
   friend Envelope* detail::take_input(Activity&);
+  friend bool detail::nothing_waiting(Activity&);
+  friend void detail::yield_to_waiting(Activity&);
 
   enum class Life : std::uint8_t { Active, Retiring, Retired };
 
@@ -143,6 +145,8 @@ class Thread {
   detail::EnvelopeCache envelope_cache_;
   Envelope* pending_ = nullptr;  // taken from the mailbox, not yet handled
   std::deque<Activity*> ready_;
+  std::deque<Activity*> yielded_;  // they go on once the messages waiting when they yielded are handled
+  bool drain_ = false;             // an activity yielded: take the mailbox before resuming it
   std::unordered_set<Activity*> activities_;
   std::unordered_map<FrameId, detail::FrameHome> homes_;
   std::unordered_map<FrameId, detail::FrameSlot> slots_;

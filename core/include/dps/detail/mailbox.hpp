@@ -42,6 +42,12 @@ class Mailbox {
   // Nothing queued and nobody runs its thread (true stays true until the next push).
   bool idle() const noexcept { return head_.load(std::memory_order_acquire) == idle_mark(); }
 
+  // Consumer only, while its thread runs: something was pushed since the last take.
+  bool has_mail() const noexcept {
+    Envelope* head = head_.load(std::memory_order_relaxed);
+    return head != nullptr && head != idle_mark();
+  }
+
   // Consumer only: mark idle; false if something arrived meanwhile (keep running).
   bool try_idle() noexcept {
     Envelope* expected = nullptr;
