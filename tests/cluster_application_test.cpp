@@ -1,4 +1,4 @@
-// Application jobs: real DPS programs (stencil-sim) run by the cluster simulation as processes of
+// Application jobs: real DPS programs (stencil-sim, tsp-sim) run by the cluster simulation as processes of
 // their own, resized at their resize points by the cluster's scheduler, with their own simulated
 // redistribution; the same result as a static run; failures named.
 #include <dps/cluster/backfilling.hpp>
@@ -86,6 +86,36 @@ TEST_F(ClusterApplication, AJobResizedTwoFourThreeByTheSchedulerEndsAsAStaticRun
   EXPECT_EQ(field(static_log, "checksum"), field(log, "checksum")) << "the same grid";
   EXPECT_FALSE(field(log, "checksum").empty());
   EXPECT_EQ(s.jobs[0].sizes.size(), 1u);
+}
+
+// The TSP's resize points are its segments' ends (every 2 rounds here): the scheduler grows it to 4
+// nodes, then shrinks it to 1, and it still proves the optimum.
+TEST_F(ClusterApplication, ATspJobAsksTheSchedulerAtEverySegmentsEnd) {
+  const Job tsp{.id = 1, .kind = JobKind::Application, .submit = 0, .size = 2, .walltime = 1000,
+                .command = {DPS_TSP_SIM, DPS_TSPLIB_DIR "/eil51.tsp", "--cold", "--rounds", "2", "--budget", "30", "--pdexec",
+                            "--tree-cost", "4"}};
+  Scripted script;
+  script.script = {4, 1};
+  const Results r = Simulation(on(8, {tsp}), script, {.logs = logs.string()}).run();
+  const std::string log = read(logs / "job-1.log");
+  EXPECT_EQ(field(log, "length"), "426") << log;
+  EXPECT_EQ(field(log, "optimal"), "426") << log;
+  ASSERT_GE(script.seen.size(), 3u) << log;
+  EXPECT_EQ(script.seen[0].iteration, 2);
+  EXPECT_EQ(script.seen[0].size, 2u);
+  EXPECT_EQ(script.seen[1].size, 4u);
+  EXPECT_EQ(script.seen[2].size, 1u);
+  ASSERT_EQ(r.jobs[0].sizes.size(), 3u);
+  EXPECT_EQ(r.jobs[0].sizes[1].second, 4u);
+  EXPECT_EQ(r.jobs[0].sizes[2].second, 1u) << "the three nodes it gave back, at one instant";
+  Job per_node = tsp;
+  per_node.command.insert(per_node.command.end(), {"--per-node", "2"});
+  try {
+    Simulation(on(8, {per_node}), script, {.logs = logs.string()}).run();
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("one worker per node"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(ClusterApplication, AJobWhoseCommandFailsIsNamedWithItsLastWords) {

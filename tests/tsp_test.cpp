@@ -204,6 +204,41 @@ TEST(Tsp, TheStartAndEachRoundArePhasesOfTheTrace) {
   for (long k = 1; k <= r.rounds; ++k) EXPECT_EQ(begun[static_cast<std::size_t>(k)], "round " + std::to_string(k));
 }
 
+// Answers the k-th resize point from a script, and keeps what it was asked.
+struct Scripted final : dps::ResizePolicy {
+  std::vector<std::size_t> script;
+  std::vector<dps::ResizePoint> seen;
+  std::size_t decide(const dps::ResizePoint& point) override {
+    seen.push_back(point);
+    return seen.size() <= script.size() ? script[seen.size() - 1] : point.size;
+  }
+};
+
+// A policy decides at every segment's end: the search grows and shrinks as it says, still to the optimum.
+TEST(Tsp, AResizePolicyDecidesAtEverySegmentsEnd) {
+  const tsp::Instance in = tsp::read_tsplib(std::string(DPS_TSPLIB_DIR) + "/eil51.tsp");
+  Scripted policy;
+  policy.script = {3, 1, 2};
+  auto app = application(false);
+  const tsp::Result r = tsp::solve(*app, in, {.threads = 2, .budget = 30, .rounds = 2, .resizes = {}, .policy = &policy, .cold = true});
+  EXPECT_EQ(r.length, 426);
+  ASSERT_GE(policy.seen.size(), 4u) << "a resize point every 2 rounds";
+  ASSERT_EQ(r.resizes.size(), 3u);
+  const std::size_t sizes[] = {2, 3, 1, 2};
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(policy.seen[k].iteration, 2 * static_cast<long>(k + 1));
+    EXPECT_EQ(policy.seen[k].size, sizes[k]);
+    EXPECT_GT(policy.seen[k].iteration_seconds, 0);
+    EXPECT_EQ(policy.seen[k].redistribution_seconds > 0, k > 0) << "the last handover's time, once there was one";
+    if (k < 3) {
+      EXPECT_EQ(r.resizes[k].threads, sizes[k + 1]);
+    }
+  }
+  EXPECT_GT(r.resizes[1].handed, 0u) << "the two removed workers' subproblems";
+  dps::ReshapePolicy reshape(dps::ProcessorTopology::Arbitrary, 4);
+  EXPECT_THROW(tsp::solve(*app, in, {.threads = 1, .resizes = {{2, 2}}, .policy = &reshape}), std::invalid_argument);
+}
+
 // Workers removed mid-search hand their subproblems on: none lost (the optimum is still proven, above),
 // and some were handed (else the test would not test it).
 TEST(Tsp, RemovedWorkersHandTheirSubproblemsOn) {

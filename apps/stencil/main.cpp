@@ -125,15 +125,9 @@ int main(int argc, char** argv) {
                          .check_every = check_every,
                          .keep_grid = verify};
       if (cluster) o.latency = cluster->latency, o.bandwidth = cluster->bandwidth;
-      std::unique_ptr<dps::ReshapePolicy> reshape;
-      if (!policy.empty()) {
-        if (policy != "reshape") throw std::invalid_argument("--policy expects reshape, got '" + policy + "'");
-        if (max_threads < 0) throw std::invalid_argument("--max-threads must be 1 or more, got " + std::to_string(max_threads));
-        if (!(threshold >= 0 && threshold < 1)) throw std::invalid_argument("--threshold must be in [0, 1)");
-        const long start = threads > 0 ? threads : per_node * static_cast<long>(app.nodes());
-        reshape = std::make_unique<dps::ReshapePolicy>(topology(o.decomposition),
-                                                       static_cast<std::size_t>(max_threads > 0 ? max_threads : 4 * start),
-                                                       1, threshold);
+      const long start = threads > 0 ? threads : per_node * static_cast<long>(app.nodes());
+      const auto reshape = dps::policy_named(policy, topology(o.decomposition), static_cast<std::size_t>(start), max_threads, threshold);
+      if (reshape) {
         o.policy = reshape.get();
       } else if (dps::ResizePolicy* scheduler = app.backend().resize_policy(); scheduler && resize.empty()) {
         // A job of dps-cluster: its scheduler answers the resize points, in nodes, one thread each.

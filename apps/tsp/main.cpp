@@ -5,11 +5,14 @@
 //
 //   tsp data/tsplib/berlin52.tsp --nodes 2
 //   tsp data/tsplib/eil51.tsp --nodes 3 --threads 4 --resize 10:2,20:6
+//   tsp data/tsplib/eil51.tsp --cold --policy reshape --max-threads 8 --rounds 4   # ReSHAPE's rule decides
+// Run by dps-cluster (an application job), it asks the cluster's scheduler at every resize point.
 //   tsp-sim data/tsplib/att48.tsp --model cluster.json --nodes 8 --pdexec
 #include "solver.hpp"
 
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
+#include <dps/resize_policy.hpp>
 
 #include <cstdio>
 #include <limits>
@@ -50,16 +53,19 @@ int main(int argc, char** argv) {
       std::vector<std::string> args = app.args();
       const std::string file = !args.empty() && !args[0].starts_with("-") ? args[0] : "";
       if (!file.empty()) args.erase(args.begin());
-      long threads = 0, per_node = 1, budget = 0, rounds = 16, kicks = 0;
-      double tree_cost_ns = 0;
+      long threads = 0, per_node = 1, budget = 0, rounds = 16, kicks = 0, max_threads = 0;
+      double tree_cost_ns = 0, threshold = 0.05;
       bool cold = false, reproducible = false;
-      std::string resize_list;
+      std::string resize_list, policy;
       dps::Cli cli(std::string(kProgram) + " FILE.tsp", "The optimal tour of a symmetric TSPLIB instance, by branch and bound on DPS worker threads.");
       cli.option("--threads", threads, "worker threads at the start (default: --per-node on every node)")
           .option("--per-node", per_node, "worker threads per node: a resize adds or removes nodes to match (default 1)")
           .option("--budget", budget, "1-trees a worker's bounds compute per round (default: about 15 ms of them)")
           .option("--rounds", rounds, "rounds per call of the search graph, between resize points (default 16)")
           .option("--resize", resize_list, "R:P[,R:P...]  after round R, continue on P worker threads (their work handed on)")
+          .option("--policy", policy, "reshape: ReSHAPE's rule decides after every --rounds rounds (grow while the search gets faster)")
+          .option("--max-threads", max_threads, "the most worker threads --policy may grow to (default: 4 x the start)")
+          .option("--threshold", threshold, "with --policy, the gain a growth must bring (default 0.05)")
           .option("--kicks", kicks, "the first tour's iterated local search: kicks over all workers (default: 10 x cities)")
           .flag("--cold", cold, "start without a first tour: the search finds every tour itself (a larger tree)")
           .flag("--reproducible", reproducible, "tours found mid-round reach the other workers at its end, not at once: the same tree in every run, real or simulated")
@@ -70,7 +76,19 @@ int main(int argc, char** argv) {
       if (threads < 1 || per_node < 1 || rounds < 1 || budget < 0 || kicks < 0 || tree_cost_ns < 0)
         throw std::invalid_argument("--threads, --per-node and --rounds must be at least 1, --budget, --kicks and --tree-cost not negative");
       tsp::SolveOptions o{static_cast<std::size_t>(threads), static_cast<std::size_t>(per_node), budget, rounds,
-                          resizes(resize_list), static_cast<int>(kicks), cold, reproducible};
+                          resizes(resize_list), nullptr, static_cast<int>(kicks), cold, reproducible};
+      const auto reshape = dps::policy_named(policy, dps::ProcessorTopology::Arbitrary, o.threads, max_threads, threshold);
+      if (reshape) {
+        o.policy = reshape.get();
+      } else if (dps::ResizePolicy* scheduler = app.backend().resize_policy(); scheduler && o.resizes.empty()) {
+        // A job of dps-cluster: its scheduler answers the resize points, in nodes, one worker each.
+        if (per_node != 1 || threads != static_cast<long>(app.nodes()))
+          throw std::invalid_argument("a job of dps-cluster runs one worker per node: no --per-node or --threads");
+        if (max_threads != 0) throw std::invalid_argument("--max-threads goes with --policy reshape");
+        o.policy = scheduler;
+      } else if (max_threads != 0) {
+        throw std::invalid_argument("--max-threads goes with --policy reshape");
+      }
       const tsp::Instance instance = tsp::read_tsplib(file);
       if (app.backend().models_compute())
         tsp::set_tree_cost(tree_cost_ns > 0 ? tsp::TreeCost{tree_cost_ns * 1e-9} : tsp::TreeCost::measure(instance));

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <deque>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <limits>
@@ -320,6 +321,7 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
   // About 15 ms of bounds per round: a 1-tree costs some 4 ns per city² here.
   const long n = instance.n;
   const long budget = o.budget > 0 ? o.budget : std::max(1L, 4'000'000L / (n * n));
+  if (o.policy && !o.resizes.empty()) throw std::invalid_argument("--resize and --policy both decide the resizes: give one");
   auto workers = app.threads<Worker>("workers", 0, [&](std::size_t) { return Worker{instance, {}}; });
   auto conductor = app.threads<Conductor>("conductor", 0);
   conductor.add_on(app.backend().local_node());
@@ -334,24 +336,37 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
   const Start start = solver.start(instance, o.kicks > 0 ? o.kicks : 10 * instance.n, o.cold);
   Result r{start.tour, start.length, start.expanded, 0, o.cold ? 0 : start.length, 0, 0, start.root_bound, {}};
   Segment segment{o.rounds, 0, budget, o.threads, !o.reproducible, start.settings, start.length, start.tour, start.open};
+  double handover = 0;  // the last resize's, in seconds
   for (;;) {
     const auto point = o.resizes.upper_bound(r.rounds);
     segment.rounds = point == o.resizes.end() ? o.rounds : std::min(o.rounds, point->first - r.rounds);
     segment.first_round = r.rounds;
+    const double segment_began = app.now();
     const Progress p = solver.run(segment);
     r.rounds += segment.rounds;
     r.explored += p.expanded;
     r.shared += p.shared;
     segment.best = p.best, segment.tour = p.tour, segment.handed.clear();
     if (p.open == 0) break;
-    if (const auto at = o.resizes.find(r.rounds); at != o.resizes.end()) {
-      place(at->second);
-      while (workers.size() > at->second)
-        for (Subproblem& s : workers.remove(workers.size() - 1).get().frontier.take_all()) segment.handed.push_back(std::move(s));
-      nodes.release(workers.size());
-      r.resizes.push_back({r.rounds, at->second, segment.handed.size(), nodes.nodes().size()});
-      segment.workers = at->second;
-    }
+    std::size_t target = segment.workers;
+    if (const auto at = o.resizes.find(r.rounds); at != o.resizes.end())
+      target = at->second;
+    else if (o.policy)
+      target = o.policy->decide({.iteration = r.rounds,
+                                 .size = segment.workers,
+                                 .iteration_seconds = (app.now() - segment_began) * static_cast<double>(budget) /
+                                                      static_cast<double>(std::max(1L, p.trees)),
+                                 .redistribution_seconds = handover});
+    if (target == segment.workers) continue;
+    if (target == 0) throw std::logic_error("the resize policy left the search no worker");
+    const double resize_began = app.now();
+    place(target);
+    while (workers.size() > target)
+      for (Subproblem& s : workers.remove(workers.size() - 1).get().frontier.take_all()) segment.handed.push_back(std::move(s));
+    nodes.release(workers.size());
+    handover = app.now() - resize_began;
+    r.resizes.push_back({r.rounds, target, segment.handed.size(), nodes.nodes().size()});
+    segment.workers = target;
   }
   r.seconds = app.now() - began;
   r.tour = segment.tour, r.length = segment.best;

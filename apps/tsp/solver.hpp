@@ -30,6 +30,7 @@
 #include "tsplib.hpp"
 
 #include <dps/dps.hpp>
+#include <dps/resize_policy.hpp>
 
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
@@ -159,6 +160,9 @@ struct SolveOptions {
   long budget = 0;            // 1-trees per worker and round; 0: about 15 ms of them
   long rounds = 16;           // rounds per call of the search graph
   std::map<long, std::size_t> resizes;  // after that many rounds, that many worker threads
+  // Or asked at every segment's end (a resize point), as of an iteration: how long a round's budget
+  // of bounds on one worker took (less as more workers share the search), and the last handover.
+  dps::ResizePolicy* policy = nullptr;
   int kicks = 0;              // of the iterated local search, over all workers; 0: 10 n
   bool cold = false;          // no first tour: the search finds every tour itself
   bool reproducible = false;  // tours found mid-round reach the others at its end: the same tree every run

@@ -39,4 +39,14 @@ std::size_t ReshapePolicy::decide(const ResizePoint& point) {
   return next;
 }
 
+std::unique_ptr<ReshapePolicy> policy_named(const std::string& name, ProcessorTopology topology, std::size_t start,
+                                            long max_size, double threshold) {
+  if (name.empty()) return nullptr;
+  if (name != "reshape") throw std::invalid_argument("--policy expects reshape, got '" + name + "'");
+  if (max_size < 0) throw std::invalid_argument("--max-threads must be 1 or more, got " + std::to_string(max_size));
+  if (!(threshold >= 0 && threshold < 1)) throw std::invalid_argument("--threshold must be in [0, 1)");
+  const std::size_t most = max_size > 0 ? static_cast<std::size_t>(max_size) : 4 * start;
+  return std::make_unique<ReshapePolicy>(topology, most, 1, threshold);
+}
+
 }  // namespace dps

@@ -13,6 +13,8 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
+#include <string>
 
 namespace dps {
 
@@ -54,5 +56,11 @@ class ReshapePolicy final : public ResizePolicy {
   std::size_t previous_ = 0;  // the size before the last growth
   std::size_t sweet_spot_ = 0;
 };
+
+// The policy a command line names with --policy (only "reshape": ReSHAPE's rule, growing by one step
+// of `topology` up to `max_size` threads, 0: four times `start`, while a growth gains more than
+// `threshold`); null when `name` is empty. Throws std::invalid_argument with a one-line reason.
+std::unique_ptr<ReshapePolicy> policy_named(const std::string& name, ProcessorTopology topology, std::size_t start,
+                                            long max_size, double threshold);
 
 }  // namespace dps

@@ -57,13 +57,22 @@ struct Simulation::Impl {
     throw std::runtime_error("scheduler " + scheduler.name() + ": " + what);
   }
 
+  // A job's size from `when` on: one entry per instant (a job gives back several nodes one by one).
+  void sized(std::uint32_t i, double when, std::size_t size) {
+    auto& sizes = records[i].sizes;
+    if (!sizes.empty() && sizes.back().first == when)
+      sizes.back().second = size;
+    else
+      sizes.emplace_back(when, size);
+  }
+
   // A job the scheduler started: its first events.
   void begin(Running& r) {
     const Job& job = *r.job;
     const std::uint32_t i = index(job);
     state[i] = State::Running;
     records[i].start = r.start;
-    records[i].sizes.emplace_back(r.start, r.size());
+    sized(i, r.start, r.size());
     switch (job.kind) {
       case JobKind::Rigid:
         push(r.start + std::min(job.runtime, job.walltime), job.runtime > job.walltime ? EventKind::Kill : EventKind::End, i);
@@ -128,7 +137,7 @@ struct Simulation::Impl {
         throw std::runtime_error("job " + std::to_string(job.id) + " gave back " + std::to_string(m.nodes) + " of its " +
                                  std::to_string(r.size()) + " nodes");
       shrink(r, m.nodes);
-      records[i].sizes.emplace_back(cluster.now(), r.size());
+      sized(i, cluster.now(), r.size());
       pending.push_back(i);
       return;
     }
@@ -144,7 +153,7 @@ struct Simulation::Impl {
                                              : size;
     if (target > size) {
       grow(r, target - size);
-      records[i].sizes.emplace_back(cluster.now(), target);
+      sized(i, cluster.now(), target);
     }
     if (target != size) ++resizes;  // a shrink shows when the job gives its nodes back
     processes[i]->answer(target);
@@ -201,7 +210,7 @@ struct Simulation::Impl {
     if (target != size) {
       if (target > size) grow(r, target - size);
       else shrink(r, size - target);
-      records[i].sizes.emplace_back(cluster.now(), target);
+      sized(i, cluster.now(), target);
       ++resizes;
       redistributed[i] = true;
       pause = job.redistribution_s;
