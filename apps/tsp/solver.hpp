@@ -138,6 +138,7 @@ struct TreeCost {
   static TreeCost measure(const Instance& instance);
 };
 void set_tree_cost(TreeCost cost);
+TreeCost tree_cost();  // what partial direct execution charges now
 
 class Solver {
  public:
