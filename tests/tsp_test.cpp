@@ -1,6 +1,7 @@
 // The TSP application (apps/tsp): the 1-tree bound against brute force, the constraints' propagation,
 // the search against dynamic programming, and every TSPLIB instance of data/tsplib solved to its
-// optimum by 1, 2 and 4 workers, resized mid-search, in-process and in the simulator (the same tree).
+// optimum by 1, 2 and 4 workers, resized mid-search, none of their subproblems lost or explored twice,
+// in-process and in the simulator (the same tree).
 #include <dps/dps.hpp>
 #include <dps/sim/sim_backend.hpp>
 
@@ -144,6 +145,8 @@ TEST(Tsp, EveryTsplibInstanceReachesItsOptimumOnOneTwoAndFourWorkersResizedInPro
       const tsp::Result r = tsp::solve(*app, in, kRuns[k]);
       EXPECT_EQ(r.length, optimum) << name << ", run " << k;
       EXPECT_EQ(tsp::tour_length(in, r.tour), optimum) << name << ", run " << k;
+      // Every subproblem made is explored once: the root, and two children of each that branched.
+      EXPECT_EQ(r.explored, 1 + 2 * r.branched) << name << ", run " << k << ": a subproblem lost or explored twice";
     }
   }
 }
@@ -235,6 +238,7 @@ TEST(Tsp, AResizePolicyDecidesAtEverySegmentsEnd) {
     }
   }
   EXPECT_GT(r.resizes[1].handed, 0u) << "the two removed workers' subproblems";
+  EXPECT_EQ(r.explored, 1 + 2 * r.branched) << "a subproblem lost or explored twice";
   dps::ReshapePolicy reshape(dps::ProcessorTopology::Arbitrary, 4);
   EXPECT_THROW(tsp::solve(*app, in, {.threads = 1, .resizes = {{2, 2}}, .policy = &reshape}), std::invalid_argument);
 }

@@ -49,7 +49,7 @@ Frontier::Ran Frontier::run(const Search& search, long trees, long& best, Tour& 
   Ran ran;
   while (ran.trees < trees && !open_.empty()) {
     const Ran one = step(search, best, tour);
-    ran.expanded += one.expanded, ran.trees += one.trees;
+    ran.expanded += one.expanded, ran.trees += one.trees, ran.branched += one.branched;
   }
   return ran;
 }
@@ -63,8 +63,9 @@ Frontier::Ran Frontier::step(const Search& search, long& best, Tour& tour) {
     best = tour_length(search.instance(), e.tour);
     tour = std::move(e.tour);
   }
+  const long branched = e.children.empty() ? 0 : 1;
   for (Subproblem& child : e.children) open_.push_back(std::move(child));
-  return {1, e.trees};
+  return {1, e.trees, branched};
 }
 
 std::vector<Subproblem> Frontier::give(std::size_t count) {

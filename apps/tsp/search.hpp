@@ -97,6 +97,7 @@ class Frontier {
   // does not depend on the clock) or none is left; `best` and `tour` improve with what it finds.
   struct Ran {
     long expanded = 0, trees = 0;
+    long branched = 0;  // of the expanded, those that had children (two each)
   };
   Ran run(const Search& search, long trees, long& best, Tour& tour);
   // Expands the deepest subproblem (one, if any is left).

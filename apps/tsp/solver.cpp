@@ -36,13 +36,13 @@ struct Work {
 struct Report {
   std::size_t worker = 0;
   long best = 0;
-  Tour tour;  // when shorter than the best it was given
-  long expanded = 0, trees = 0, shared = 0;
+  Tour tour{};  // when shorter than the best it was given
+  long expanded = 0, branched = 0, trees = 0, shared = 0;
   std::size_t open = 0;
-  std::vector<Subproblem> donated;
+  std::vector<Subproblem> donated{};
   template <class A>
   void serialize(A& a) {
-    a(worker, best, tour, expanded, trees, shared, open, donated);
+    a(worker, best, tour, expanded, branched, trees, shared, open, donated);
   }
 };
 // What a worker's round posts: the length of each shorter tour it finds, for every other worker, at
@@ -64,6 +64,7 @@ void take(Conductor& c, std::vector<Report>& reports) {
   for (Report& r : reports) {
     if (r.best < c.progress.best) c.progress.best = r.best, c.progress.tour = std::move(r.tour);
     c.progress.expanded += r.expanded;
+    c.progress.branched += r.branched;
     c.progress.trees += r.trees;
     c.progress.shared += r.shared;
     if (r.worker < c.open.size()) c.open[r.worker] = r.open;
@@ -104,7 +105,7 @@ struct Open : dps::Split<Segment, Work, Conductor> {
   dps::Step execute(Segment s) {
     Conductor& c = thread();
     for (Subproblem& h : s.handed) c.pool.push_back(std::move(h));
-    c.progress = {s.best, std::move(s.tour), 0, 0, 0, 0};  // main passes the best known
+    c.progress = {.best = s.best, .tour = std::move(s.tour)};  // main passes the best known
     s.handed.clear();
     c.segment = std::move(s);
     c.round = 0;
@@ -119,13 +120,13 @@ struct Expand : dps::Split<Work, Note, Worker> {
     Worker& me = thread();  // a thread with a running operation neither moves nor leaves
     for (Subproblem& s : w.given) me.frontier.push(std::move(s));
     me.bound = std::min(me.bound, w.best);
-    Report r{w.worker, w.best, {}, 0, 0, 0, 0, {}};
+    Report r{.worker = w.worker, .best = w.best};
     const Search search(me.instance, w.settings);
     while (r.trees < w.budget && !me.frontier.empty()) {
       long best = w.share ? me.bound : r.best;
       const Frontier::Ran ran = me.frontier.step(search, best, r.tour);  // for real: it steers the search
       dps::charge(charged_cost.of(ran.trees, me.instance.n));
-      r.expanded += ran.expanded, r.trees += ran.trees;
+      r.expanded += ran.expanded, r.branched += ran.branched, r.trees += ran.trees;
       if (best < me.bound) {  // a tour of its own
         r.best = me.bound = best;
         for (std::size_t to = 0; w.share && to < w.workers; ++to)
@@ -190,7 +191,7 @@ struct Prepare : dps::Split<Begin, Kick, Conductor> {
     Start& s = thread().start;
     auto [root, settings, trees] = Search::root(b.instance);
     dps::charge(charged_cost.of(trees, b.instance.n));
-    s = {{}, 0, root.bound, settings, {std::move(root)}, 0};
+    s = {.root_bound = root.bound, .settings = settings, .open = {std::move(root)}};
     const int each = b.cold ? 0 : static_cast<int>((static_cast<std::size_t>(b.kicks) + b.workers - 1) / b.workers);
     thread().begin = std::move(b);
     for (std::size_t w = 0; w < thread().begin.workers; ++w) {
@@ -218,6 +219,7 @@ void split(const Begin& b, Start& s) {
     Search::Expansion e = search.expand(open.front(), s.length);
     open.pop_front();
     ++s.expanded;
+    s.branched += e.children.empty() ? 0 : 1;
     trees += e.trees;
     if (!e.tour.empty()) s.length = tour_length(b.instance, e.tour), s.tour = std::move(e.tour);
     for (Subproblem& child : e.children) open.push_back(std::move(child));
@@ -348,7 +350,8 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
   Solver solver(app, workers, conductor);
   const double began = app.now();
   const Start start = solver.start(instance, o.kicks > 0 ? o.kicks : 10 * instance.n, o.cold);
-  Result r{start.tour, start.length, start.expanded, 0, o.cold ? 0 : start.length, 0, 0, start.root_bound, {}};
+  Result r{.tour = start.tour, .length = start.length, .explored = start.expanded, .first_tour = o.cold ? 0 : start.length,
+           .branched = start.branched, .root_bound = start.root_bound};
   Segment segment{o.rounds, 0, budget, o.threads, !o.reproducible, start.settings, start.length, start.tour, start.open};
   double handover = 0;  // the last resize's, in seconds
   for (;;) {
@@ -359,6 +362,7 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
     const Progress p = solver.run(segment);
     r.rounds += segment.rounds;
     r.explored += p.expanded;
+    r.branched += p.branched;
     r.shared += p.shared;
     segment.best = p.best, segment.tour = p.tour, segment.handed.clear();
     if (p.open == 0) break;

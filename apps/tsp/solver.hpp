@@ -74,15 +74,15 @@ struct Begin {
 // local searches, seeded each its own way), the root bounded and split on node 0 until every worker
 // can have two subproblems. All in operations: real and simulated runs count them.
 struct Start {
-  Tour tour;
+  Tour tour{};
   long length = 0;
   double root_bound = 0;
   SearchSettings settings;
   std::vector<Subproblem> open;  // the root's descendants left to search
-  long expanded = 0;             // subproblems the split expanded
+  long expanded = 0, branched = 0;  // subproblems the split expanded, and those with children
   template <class A>
   void serialize(A& a) {
-    a(tour, length, root_bound, settings, open, expanded);
+    a(tour, length, root_bound, settings, open, expanded, branched);
   }
 };
 
@@ -106,12 +106,13 @@ struct Progress {
   long best = 0;
   Tour tour;
   long expanded = 0;   // subproblems expanded in the segment
+  long branched = 0;   // of them, those that had children (two each)
   long trees = 0;      // 1-trees computed in the segment
   long shared = 0;     // shorter tours whose lengths were sent to the other workers mid-round
   std::size_t open = 0;  // subproblems left, in frontiers and the pool
   template <class A>
   void serialize(A& a) {
-    a(best, tour, expanded, trees, shared, open);
+    a(best, tour, expanded, branched, trees, shared, open);
   }
 };
 
@@ -174,11 +175,12 @@ struct Resized {
   std::size_t nodes = 0;                // the job's, after
 };
 struct Result {
-  Tour tour;
+  Tour tour{};
   long length = 0, explored = 0, rounds = 0, first_tour = 0;  // first_tour: 0 when cold
   long shared = 0;                                            // bounds sent to the others mid-round
+  long branched = 0;  // explored subproblems with children: explored = 1 + 2 branched when none is lost or repeated
   double seconds = 0, root_bound = 0;  // seconds: the application's clock (simulated time in a simulation)
-  std::vector<Resized> resizes;
+  std::vector<Resized> resizes{};
 };
 Result solve(dps::Application& app, const Instance& instance, const SolveOptions& options);
 
