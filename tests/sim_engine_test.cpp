@@ -1,12 +1,15 @@
 // The simulator's engine against exact analytic cases: transfer times, bandwidth sharing (equal and
 // max-min), cores shared by steps, node speed, and the CPU that transfers take from steps.
 #include <dps/sim/engine.hpp>
+#include <dps/sim/mesh.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -244,53 +247,74 @@ struct Transfer {
   double start, bytes;
 };
 
-// Rates of the flows in their bandwidth phase (from, to), as the model defines them.
-std::vector<double> reference_rates(const std::vector<std::pair<VNode, VNode>>& flows, std::size_t nodes,
+// A network as the reference sees it: the links each transfer crosses, their capacities, its latency.
+struct Links {
+  std::vector<double> capacity;
+  std::function<std::vector<std::size_t>(VNode, VNode)> route;
+  std::function<double(VNode, VNode)> latency;
+};
+
+Links star_links(std::size_t nodes) {  // 2v: v's outgoing link, 2v + 1: its incoming one
+  return {std::vector<double>(2 * nodes, kBandwidth),
+          [](VNode f, VNode t) { return std::vector<std::size_t>{2 * f, 2 * t + 1}; },
+          [](VNode, VNode) { return kLatency; }};
+}
+
+// Rates of the flows in their bandwidth phase, each given by its links, as the model defines them.
+std::vector<double> reference_rates(const std::vector<std::vector<std::size_t>>& flows, const std::vector<double>& capacity,
                                     Sharing sharing) {
-  std::vector<double> out(nodes, 0), in(nodes, 0), rate(flows.size(), 0);
-  for (auto [f, t] : flows) ++out[f], ++in[t];
+  std::vector<double> count(capacity.size(), 0), rate(flows.size(), 0);
+  for (const auto& route : flows)
+    for (std::size_t l : route) ++count[l];
   if (sharing == Sharing::Equal) {
-    for (std::size_t k = 0; k < flows.size(); ++k)
-      rate[k] = std::min(kBandwidth / out[flows[k].first], kBandwidth / in[flows[k].second]);
+    for (std::size_t k = 0; k < flows.size(); ++k) {
+      rate[k] = 1e300;
+      for (std::size_t l : flows[k]) rate[k] = std::min(rate[k], capacity[l] / count[l]);
+    }
     return rate;
   }
-  std::vector<double> cap_out(nodes, kBandwidth), cap_in(nodes, kBandwidth);
+  std::vector<double> left = capacity;
   std::vector<bool> fixed(flows.size(), false);
-  for (std::size_t left = flows.size(); left > 0;) {  // progressive filling, one link at a time
+  for (std::size_t unfixed = flows.size(); unfixed > 0;) {  // progressive filling, one level at a time
     double level = 1e300;
-    for (std::size_t v = 0; v < nodes; ++v) {
-      if (out[v] > 0) level = std::min(level, cap_out[v] / out[v]);
-      if (in[v] > 0) level = std::min(level, cap_in[v] / in[v]);
-    }
+    for (std::size_t l = 0; l < capacity.size(); ++l)
+      if (count[l] > 0) level = std::min(level, left[l] / count[l]);
+    std::vector<std::size_t> at_level;
     for (std::size_t k = 0; k < flows.size(); ++k) {
-      const auto [f, t] = flows[k];
-      if (fixed[k] || (cap_out[f] / out[f] != level && cap_in[t] / in[t] != level)) continue;
-      fixed[k] = true, rate[k] = level, --left;
-      cap_out[f] -= level, cap_in[t] -= level, --out[f], --in[t];
+      if (fixed[k]) continue;
+      for (std::size_t l : flows[k])
+        if (left[l] / count[l] == level) {
+          at_level.push_back(k);
+          break;
+        }
+    }
+    for (std::size_t k : at_level) {
+      fixed[k] = true, rate[k] = level, --unfixed;
+      for (std::size_t l : flows[k]) left[l] -= level, --count[l];
     }
   }
   return rate;
 }
 
-std::vector<double> reference_finishes(const std::vector<Transfer>& transfers, std::size_t nodes, Sharing sharing) {
+std::vector<double> reference_finishes(const std::vector<Transfer>& transfers, const Links& links, Sharing sharing) {
   std::vector<double> finish(transfers.size(), -1), left(transfers.size());
   for (std::size_t k = 0; k < transfers.size(); ++k) left[k] = transfers[k].bytes;
   for (double now = 0;;) {
     std::vector<std::size_t> active;
-    std::vector<std::pair<VNode, VNode>> flows;
+    std::vector<std::vector<std::size_t>> flows;
     double next = 1e300;
     for (std::size_t k = 0; k < transfers.size(); ++k) {
       if (finish[k] >= 0) continue;
-      const double flowing = transfers[k].start + kLatency;
+      const double flowing = transfers[k].start + links.latency(transfers[k].from, transfers[k].to);
       if (flowing > now) {
         next = std::min(next, flowing);
       } else {
         active.push_back(k);
-        flows.emplace_back(transfers[k].from, transfers[k].to);
+        flows.push_back(links.route(transfers[k].from, transfers[k].to));
       }
     }
     if (active.empty() && next == 1e300) return finish;
-    const std::vector<double> rate = reference_rates(flows, nodes, sharing);
+    const std::vector<double> rate = reference_rates(flows, links.capacity, sharing);
     for (std::size_t j = 0; j < active.size(); ++j) next = std::min(next, now + left[active[j]] / rate[j]);
     for (std::size_t j = 0; j < active.size(); ++j) {
       const std::size_t k = active[j];
@@ -350,15 +374,18 @@ std::vector<Transfer> master_worker_traffic(std::size_t nodes, std::size_t count
 
 using Traffic = std::vector<Transfer> (*)(std::size_t nodes, std::size_t count, unsigned seed);
 
-void expect_matches_reference(Sharing sharing, Traffic traffic = busy_traffic, std::size_t nodes = 12) {
+void expect_matches_reference(Sharing sharing, Traffic traffic = busy_traffic, std::size_t nodes = 12,
+                              const ClusterModel* model = nullptr, const Links* links = nullptr) {
+  const ClusterModel stars = star(nodes, sharing);
+  const Links star_network = star_links(nodes);
   for (unsigned seed = 1; seed <= 3; ++seed) {
     const std::vector<Transfer> transfers = traffic(nodes, 300, seed);
-    Engine engine(star(nodes, sharing));
+    Engine engine(model ? *model : stars);
     Clock clock(engine);
     Starter starter(engine, transfers, clock);
     for (std::size_t k = 0; k < transfers.size(); ++k) engine.timer(transfers[k].start, {&starter, k});
     while (engine.step()) {}
-    const std::vector<double> want = reference_finishes(transfers, nodes, sharing);
+    const std::vector<double> want = reference_finishes(transfers, links ? *links : star_network, sharing);
     for (std::size_t k = 0; k < transfers.size(); ++k) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", transfer " + std::to_string(k));
       expect_near_relative(clock.ended.at(k), want[k]);
@@ -370,6 +397,102 @@ TEST(SimEngine, EqualSharingMatchesRecomputingEveryRateAtEveryEvent) { expect_ma
 TEST(SimEngine, MaxMinSharingMatchesRecomputingEveryRateAtEveryEvent) { expect_matches_reference(Sharing::MaxMin); }
 TEST(SimEngine, MaxMinSharingOfAMasterAndManyWorkersMatchesRecomputingEveryRate) {
   expect_matches_reference(Sharing::MaxMin, master_worker_traffic, 40);
+}
+
+// --- meshes (seed 002): XY routes, each link shared by the flows crossing it ---
+
+constexpr double kHop = 2e-6;  // s
+
+ClusterModel mesh(int width, int height, Sharing sharing, double link_bandwidth = kBandwidth, bool torus = false) {
+  ClusterModel m = star(static_cast<std::size_t>(width * height), sharing);
+  m.network.topology = Topology::Mesh;
+  m.network.mesh = {width, height, torus, link_bandwidth, kHop};
+  return m;
+}
+
+Links mesh_links(const ClusterModel& m) {
+  const auto grid = std::make_shared<Mesh>(m.network.mesh.width, m.network.mesh.height, m.network.mesh.torus);
+  const std::size_t nodes = grid->size();
+  std::vector<double> capacity(2 * nodes, m.network.bandwidth);
+  capacity.resize(2 * nodes + grid->links(), m.network.mesh.link_bandwidth);
+  return {capacity,
+          [grid, nodes](VNode f, VNode t) {
+            std::vector<Mesh::Link> hops;
+            grid->route(f, t, hops);
+            std::vector<std::size_t> route{2 * std::size_t{f}};
+            for (Mesh::Link h : hops) route.push_back(2 * nodes + h);
+            route.push_back(2 * std::size_t{t} + 1);
+            return route;
+          },
+          [grid, m](VNode f, VNode t) { return m.network.latency + grid->distance(f, t) * m.network.mesh.hop_latency; }};
+}
+
+TEST(SimEngine, OnAMeshATransferTakesALatencyPerHop) {
+  Engine engine(mesh(4, 3, Sharing::Equal));
+  Clock clock(engine);
+  const double s = 1e6;
+  engine.transfer(0, 11, s, {&clock, 1});  // (0, 0) to (3, 2): 5 hops
+  engine.transfer(5, 6, s, {&clock, 2});   // (1, 1) to (2, 1): 1 hop
+  while (engine.step()) {}
+  expect_near_relative(clock.ended.at(1), kLatency + 5 * kHop + s / kBandwidth);
+  expect_near_relative(clock.ended.at(2), kLatency + 1 * kHop + s / kBandwidth);
+}
+
+TEST(SimEngine, TwoFlowsShareAMeshLinkTheyBothCrossAndNotDisjointOnes) {
+  for (const Sharing sharing : {Sharing::Equal, Sharing::MaxMin}) {
+    Engine engine(mesh(4, 1, sharing));
+    Clock clock(engine);
+    const double s = 1e6;
+    engine.transfer(0, 2, s, {&clock, 1});  // both cross the link from (1, 0) to (2, 0)
+    engine.transfer(1, 3, s, {&clock, 2});
+    while (engine.step()) {}
+    expect_near_relative(clock.ended.at(1), kLatency + 2 * kHop + s / (kBandwidth / 2));
+    expect_near_relative(clock.ended.at(2), kLatency + 2 * kHop + s / (kBandwidth / 2));
+    Engine apart(mesh(4, 1, sharing));
+    Clock alone(apart);
+    apart.transfer(0, 1, s, {&alone, 1});  // disjoint links, nodes and routers
+    apart.transfer(2, 3, s, {&alone, 2});
+    while (apart.step()) {}
+    expect_near_relative(alone.ended.at(1), kLatency + kHop + s / kBandwidth);
+    expect_near_relative(alone.ended.at(2), kLatency + kHop + s / kBandwidth);
+  }
+}
+
+// Mache's Fig. 37: two compute nodes each send 256 MB to each of two I/O nodes in the west column,
+// 64 MB/s everywhere. In a row with an I/O node, all four flows cross one link (max_contention 4):
+// 16 s, 64 MB/s; one above the other, at most two do: 8 s, 128 MB/s.
+TEST(SimEngine, MachesFig37TwoLayoutsOnAMeshTake16And8Seconds) {
+  const double mb = 1e6, bytes = 256 * mb;
+  for (const Sharing sharing : {Sharing::Equal, Sharing::MaxMin}) {
+    ClusterModel m = mesh(3, 2, sharing, 64 * mb);  // I/O nodes 0 at (0, 0) and 3 at (0, 1)
+    m.network.bandwidth = 64 * mb;
+    m.network.latency = 0;
+    m.network.mesh.hop_latency = 0;
+    for (const auto& [layout, seconds] : std::vector<std::pair<std::vector<VNode>, double>>{{{1, 2}, 16}, {{1, 4}, 8}}) {
+      Engine engine(m);
+      Clock clock(engine);
+      std::uint64_t tag = 0;
+      for (VNode compute : layout)
+        for (VNode io : {0u, 3u}) engine.transfer(compute, io, bytes, {&clock, tag++});
+      while (engine.step()) {}
+      expect_near_relative(engine.now(), seconds);
+      expect_near_relative(4 * bytes / engine.now() / mb, 4 * 256 / seconds);
+    }
+  }
+}
+
+TEST(SimEngine, EqualSharingOnAMeshMatchesRecomputingEveryRateAtEveryEvent) {
+  const ClusterModel m = mesh(4, 3, Sharing::Equal, kBandwidth / 3);
+  const Links links = mesh_links(m);
+  expect_matches_reference(Sharing::Equal, busy_traffic, 12, &m, &links);
+}
+
+TEST(SimEngine, MaxMinSharingOnAMeshAndATorusMatchesRecomputingEveryRateAtEveryEvent) {
+  for (const bool torus : {false, true}) {
+    const ClusterModel m = mesh(4, 3, Sharing::MaxMin, kBandwidth / 3, torus);
+    const Links links = mesh_links(m);
+    expect_matches_reference(Sharing::MaxMin, busy_traffic, 12, &m, &links);
+  }
 }
 
 }  // namespace

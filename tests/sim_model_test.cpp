@@ -85,6 +85,27 @@ TEST(SimModel, EveryBadModelNamesItsField) {
   EXPECT_EQ(error_of("[1, 2]"), "cluster.json: the model must be an object");
 }
 
+// A mesh of routers, one node each (seed 002), instead of the star; what does not fit is one line.
+TEST(SimModel, AMeshTopologyHoldsOneNodePerRouter) {
+  const std::string mesh = ", \"topology\": {\"kind\": \"mesh\", \"width\": 3, \"height\": 2, \"link_bandwidth_MBps\": 380, \"hop_latency_us\": 0.5}";
+  std::string text = kGood;
+  text.insert(text.rfind('}', text.rfind('}') - 1), mesh);
+  const ClusterModel m = ClusterModel::parse(text);
+  EXPECT_EQ(m.network.topology, Topology::Mesh);
+  EXPECT_EQ(m.network.mesh.width, 3);
+  EXPECT_EQ(m.network.mesh.height, 2);
+  EXPECT_FALSE(m.network.mesh.torus);
+  EXPECT_DOUBLE_EQ(m.network.mesh.link_bandwidth, 380e6);
+  EXPECT_DOUBLE_EQ(m.network.mesh.hop_latency, 0.5e-6);
+  EXPECT_EQ(ClusterModel::parse(m.to_json()).to_json(), m.to_json());
+  EXPECT_EQ(ClusterModel::parse(kGood).network.topology, Topology::Star) << "the star unless the file says otherwise";
+  EXPECT_EQ(error_of(text, {"network.topology.width=4"}),
+            "cluster.json: network.topology is a 4x2 mesh of 8 routers, one per node, but the groups have 6 nodes");
+  EXPECT_EQ(error_of(text, {"network.topology.kind=ring"}), "cluster.json: network.topology.kind must be \"star\" or \"mesh\", got \"ring\"");
+  EXPECT_EQ(error_of(text, {"network.topology.torus=true"}), "cluster.json: network.topology is a torus: its sides must be 3 or more");
+  EXPECT_EQ(error_of(text, {"network.topology.depth=2"}), "cluster.json: network.topology.depth is not a field of the model");
+}
+
 TEST(SimModel, AMissingFileIsAnError) {
   EXPECT_THROW(ClusterModel::load("/nonexistent/cluster.json"), ModelError);
 }

@@ -119,7 +119,7 @@ ClusterModel check(const json& root, const Reader& r) {
   const json& n = r.field(root, "", "network");
   r.only(n, "network.",
          {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes", "connections",
-          "cpu_per"});
+          "cpu_per", "topology"});
   m.network.latency = r.number(n, "network.", "latency_us", false) * 1e-6;
   m.network.bandwidth = r.number(n, "network.", "bandwidth_MBps", true) * 1e6;
   const json& sharing = r.field(n, "network.", "sharing");
@@ -141,6 +141,32 @@ ClusterModel check(const json& root, const Reader& r) {
     const json& c = n["cpu_per"];
     if (c != "transfer" && c != "link") r.fail("network.cpu_per", "must be \"transfer\" or \"link\", got " + c.dump());
     m.network.cpu_per_link = c == "link";
+  }
+  if (n.contains("topology")) {
+    const json& t = n["topology"];
+    const std::string path = "network.topology.";
+    r.only(t, path, {"kind", "width", "height", "torus", "link_bandwidth_MBps", "hop_latency_us"});
+    const json& kind = r.field(t, path, "kind");
+    if (kind == "mesh") {
+      MeshShape& mesh = m.network.mesh;
+      m.network.topology = Topology::Mesh;
+      mesh.width = static_cast<int>(r.count(t, path, "width"));
+      mesh.height = static_cast<int>(r.count(t, path, "height"));
+      if (t.contains("torus")) {
+        if (!t["torus"].is_boolean()) r.fail(path + "torus", "must be true or false, got " + t["torus"].dump());
+        mesh.torus = t["torus"].get<bool>();
+      }
+      mesh.link_bandwidth = r.optional_number(t, path, "link_bandwidth_MBps", 0.0) * 1e6;
+      mesh.hop_latency = r.optional_number(t, path, "hop_latency_us", 0.0) * 1e-6;
+      const std::size_t routers = static_cast<std::size_t>(mesh.width) * static_cast<std::size_t>(mesh.height);
+      if (routers != m.node_count())
+        r.fail("network.topology", "is a " + std::to_string(mesh.width) + "x" + std::to_string(mesh.height) + " mesh of " +
+                                       std::to_string(routers) + " routers, one per node, but the groups have " +
+                                       std::to_string(m.node_count()) + " nodes");
+      if (mesh.torus && (mesh.width < 3 || mesh.height < 3)) r.fail("network.topology", "is a torus: its sides must be 3 or more");
+    } else if (kind != "star") {
+      r.fail(path + "kind", "must be \"star\" or \"mesh\", got " + kind.dump());
+    }
   }
   return m;
 }
@@ -206,7 +232,15 @@ std::string ClusterModel::to_json() const {
         {"header_bytes", network.header_bytes},
         {"connections", network.fifo ? "fifo" : "flows"},
         {"cpu_per", network.cpu_per_link ? "link" : "transfer"}}}};
-  return root.dump(2) + "\n";
+  json out = root;
+  if (network.topology == Topology::Mesh)
+    out["network"]["topology"] = {{"kind", "mesh"},
+                                  {"width", network.mesh.width},
+                                  {"height", network.mesh.height},
+                                  {"torus", network.mesh.torus},
+                                  {"link_bandwidth_MBps", tidy(network.mesh.link_bandwidth / 1e6)},
+                                  {"hop_latency_us", tidy(network.mesh.hop_latency * 1e6)}};
+  return out.dump(2) + "\n";
 }
 
 }  // namespace dps::sim

@@ -7,9 +7,9 @@
 //     source's outgoing and the destination's incoming bandwidth (equal shares, or max-min);
 //   - with fifo connections, a node pair's messages go one after another, as on one TCP connection,
 //     but for urgent ones, which pass the bulk messages waiting (dps/lane.hpp).
-// Deterministic: events at equal times run in the order their actions started. A transfer is bound to
-// its bottleneck link; the transfers bound to a link go at one rate, so the link keeps one clock and
-// one event for all of them, and a busy link's rate changes in O(1).
+// Deterministic: events at equal times run in the order their actions started. How transfers share
+// the links is a network model's, each in a file of its own (src/network/); the engine schedules its
+// first end as one event.
 //
 //   sim::Engine engine(sim::ClusterModel::load("cluster.json"));
 //   engine.compute(1, 0.5, {&listener, 7});         // 0.5 s of work on node 1; listener.finished(7)
@@ -26,11 +26,16 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace dps::sim {
+
+namespace network {
+class Model;
+}
 
 using VNode = std::uint32_t;  // a virtual node: 0 .. size() - 1, in the model's group order
 
@@ -53,6 +58,9 @@ class Engine {
   static constexpr double kNever = std::numeric_limits<double>::infinity();
 
   explicit Engine(ClusterModel model);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   const ClusterModel& model() const noexcept { return model_; }
   double now() const noexcept { return now_; }
@@ -88,30 +96,20 @@ class Engine {
 
  private:
   using ActionId = std::uint32_t;
-  using LinkId = std::uint32_t;  // 2 * node: its outgoing link; 2 * node + 1: its incoming link
   static constexpr std::uint32_t kNone = ~0u;
-  // A link with more flows than this finds the flows whose bottleneck may change among those whose
-  // other link is as busy (`near`), instead of looking at all of them.
-  static constexpr std::uint32_t kNear = 8;
-  enum class Kind : std::uint8_t { Compute, Latency, Flow, Timer, Front };
+  // Network: the network model's first end, one event for all its flows.
+  enum class Kind : std::uint8_t { Compute, Latency, Flow, Timer, Network };
 
   struct Action {
     Kind kind = Kind::Timer;
-    VNode from = 0, to = 0;     // compute: the node (in from); front: the link (in from)
+    VNode from = 0, to = 0;     // compute: the node (in from)
     double remaining = 0;       // compute: work; latency: bytes
     double rate = 0;            // compute: per second
     double updated = 0;         // compute: when remaining was last brought up to date
     double finish = kNever;
     std::uint64_t seq = 0;      // start order: breaks ties between equal finish times
     std::uint32_t heap_at = kNone;
-    std::uint32_t at_from = kNone, at_to = kNone;  // compute: in its node's list; flow: in its links' lists
-    // A flow goes at the rate of the link it is bound to (its bottleneck), whose clock counts the
-    // bytes each of its flows has moved: the flow ends when that clock reads `vfinish`.
-    LinkId bound = kNone;
-    std::uint32_t bound_at = kNone;  // in that link's heap
-    double vfinish = 0;
-    double since = 0, vsince = 0;    // when it was bound there, and that link's clock then
-    std::uint32_t mark = 0, local = 0;  // max-min: component search
+    std::uint32_t at_from = kNone;  // compute: in its node's list
     Completion done;
   };
 
@@ -133,68 +131,14 @@ class Engine {
     std::uint32_t sending = 0, receiving = 0;  // transfers in progress, for their CPU cost
   };
 
-  // One direction of a node's connection to the switch.
-  struct Link {
-    // The flows in their bandwidth phase, by how busy their other link is: [0, near) it has >= kNear
-    // flows, [near, multi) 2 to kNear - 1, [multi, size) this flow alone.
-    std::vector<ActionId> flows;
-    std::uint32_t near = 0, multi = 0;
-    std::vector<ActionId> bound;  // heap by (vfinish, seq): the flows going at `rate`
-    double rate = 0;              // bytes per second of each bound flow
-    double clock = 0, clock_at = 0;  // bytes a bound flow has moved, as of clock_at
-    ActionId front = kNone;       // in the event heap when the first bound flow ends
-    bool dirty = false;           // its front and usage to bring up to date
-    std::uint32_t mark = 0, local = 0;  // max-min: component search
-  };
-
   ActionId make(Kind kind, Completion done);
   void free(ActionId id);
   void set_rate(ActionId id, double rate);
   void settle(Action& a) const noexcept;  // remaining as of now
   void end(ActionId id);
   void reshare_cpu(VNode node);
-
-  // Network.
-  static LinkId out_link(VNode v) noexcept { return 2 * v; }
-  static LinkId in_link(VNode v) noexcept { return 2 * v + 1; }
-  LinkId partner(const Action& flow, LinkId link) const noexcept {
-    return link == out_link(flow.from) ? in_link(flow.to) : out_link(flow.from);
-  }
-  double clock_now(const Link& link) const noexcept { return link.clock + link.rate * (now_ - link.clock_at); }
-  void flow_starts(ActionId id);
   void start_transfer(VNode from, VNode to, double bytes, double latency, Completion done);
-  void flow_ends(ActionId id);
-  void advance(LinkId link);             // its clock to now; its front and usage to redo
-  std::uint32_t& position(ActionId flow, LinkId link) noexcept;  // in the link's list
-  void list_leave(LinkId link, ActionId id);
-  void place(LinkId link, ActionId id, std::uint32_t Link::*end, bool inside);
-  void set_near(LinkId link, ActionId id, bool near) { place(link, id, &Link::near, near); }
-  void set_multi(LinkId link, ActionId id, bool multi) { place(link, id, &Link::multi, multi); }
-  bool alone(LinkId link) const noexcept { return links_[link].flows.size() == 1; }
-  // A flow that is alone on one of its links has its bottleneck on the other (on its outgoing link
-  // when alone on both): max-min binds it there and never searches it.
-  bool leaf(const Action& flow) const noexcept { return alone(out_link(flow.from)) || alone(in_link(flow.to)); }
-  LinkId leaf_side(const Action& flow) const noexcept {
-    return alone(in_link(flow.to)) ? out_link(flow.from) : in_link(flow.to);
-  }
-  void recount(LinkId link, std::size_t before);  // its flows' partners see its new count
-  void bind(ActionId id, LinkId link);   // the flow goes at this link's rate from now on
-  void unbind(ActionId id);              // ... no longer; `remaining` says what it has left
-  void rebind(ActionId id, LinkId link);
-  void reshare_network(LinkId out, LinkId in, ActionId joined);
-  void reshare_equal(LinkId out, LinkId in, ActionId joined);
-  void reshare_maxmin(LinkId out, LinkId in);
-  void visit(LinkId link);
-  void settle_links();                   // fronts and usage of the links that changed
-  auto by_vfinish() const noexcept {  // a link's bound flows, first to end first
-    return [this](ActionId a, ActionId b) {
-      const Action &x = actions_[a], &y = actions_[b];
-      return x.vfinish < y.vfinish || (x.vfinish == y.vfinish && x.seq < y.seq);
-    };
-  }
-  auto bound_at() noexcept {
-    return [this](ActionId a) -> std::uint32_t& { return actions_[a].bound_at; };
-  }
+  void network_changed();  // the network event moves to its model's first end
 
   static void list_add(std::vector<ActionId>& list, std::uint32_t& at, ActionId id);
   void list_remove(std::vector<ActionId>& list, std::uint32_t at);  // a computation
@@ -215,7 +159,6 @@ class Engine {
   ClusterModel model_;
   double now_ = 0;
   std::vector<Node> nodes_;
-  std::vector<Link> links_;
   std::unordered_map<std::uint64_t, Connection> connections_;  // fifo networks: by from << 32 | to
   std::vector<Action> actions_;
   std::vector<ActionId> free_;
@@ -224,19 +167,8 @@ class Engine {
   std::uint64_t transfers_ = 0, events_ = 0;
   double bytes_ = 0;
   Usage usage_;
-  std::vector<LinkId> dirty_;
-
-  // Max-min scratch space, kept to avoid allocating per event.
-  struct Fill {
-    LinkId link;
-    double capacity;
-    std::uint32_t unfrozen;
-  };
-  std::vector<Fill> fills_;
-  std::vector<ActionId> component_;
-  std::vector<LinkId> frozen_by_;
-  std::vector<std::pair<double, std::uint32_t>> levels_;  // (share, fill) min-heap
-  std::uint32_t epoch_ = 0;
+  std::unique_ptr<network::Model> network_;  // the model's sharing of the links (src/network/)
+  ActionId network_event_ = kNone;
 };
 
 }  // namespace dps::sim

@@ -10,6 +10,10 @@
 //                  "cpu_per_send": 0.05, "cpu_per_receive": 0.1, "header_bytes": 0 }
 //   }
 //
+// or, for a mesh of routers instead of a star (width × height must be the node count):
+//     "network": { ..., "topology": { "kind": "mesh", "width": 4, "height": 2, "torus": false,
+//                                      "link_bandwidth_MBps": 380, "hop_latency_us": 0.1 } }
+//
 //   auto model = dps::sim::ClusterModel::load("cluster.json", {"network.sharing=maxmin", "groups.0.count=16"});
 //
 // Speeds are relative to the machine running the simulation (direct execution) or to the machine the
@@ -43,6 +47,20 @@ struct NodeGroup {
   unsigned workers = 0;  // steps that run at once, as the runtime's worker threads; 0: every one ready
 };
 
+enum class Topology {
+  Star,  // every node linked to one switch (seed 004 §4)
+  Mesh,  // a 2-D mesh (or torus) of routers, one node each, XY routes (seed 002)
+};
+
+// A mesh topology: node v at router (v mod width, v / width); each link between neighbouring routers
+// carries `link_bandwidth` each way (0: the nodes' bandwidth), and each hop adds `hop_latency`.
+struct MeshShape {
+  int width = 0, height = 0;
+  bool torus = false;
+  double link_bandwidth = 0;  // bytes per second
+  double hop_latency = 0;     // seconds
+};
+
 struct NetworkModel {
   double latency = 50e-6;        // seconds
   double bandwidth = 117.5e6;    // bytes per second, each direction of each node's link
@@ -56,6 +74,8 @@ struct NetworkModel {
   // true: one connection per node pair, as TCP: a message waits for the one before it on its pair
   // (and its latency overlaps that wait). false: every message is a flow of its own (SimGrid's model).
   bool fifo = false;
+  Topology topology = Topology::Star;
+  MeshShape mesh;  // when topology is Mesh
 };
 
 struct ClusterModel {
