@@ -6,6 +6,7 @@
 //
 //   bench-sim                                   # cross-check, then speed on 100000 messages, 8 workers
 //   bench-sim --messages 1000000 --workers 1023 --peer off --sharing equal  # scale: 1024 virtual nodes
+//   bench-sim --workers 1023 --mesh 32x32 --peer off   # the speed on a 32x32 mesh against the star's
 //
 // Ours runs in partial direct execution with NOALLOC: leaves charge flops / 1e9 s, payloads hold no data.
 // Last line: {"msgs_per_s", "peer_msgs_per_s", "ratio", "max_rel_err", ...}.
@@ -33,6 +34,7 @@ struct Scenario {
   double latency = 1e-4, bandwidth = 1.25e8;
   std::vector<double> speeds{1.0};
   dps::sim::Sharing sharing = dps::sim::Sharing::MaxMin;
+  int mesh_width = 0, mesh_height = 0;  // > 0: the nodes on a mesh of routers (the master at a corner)
 
   long flow_window() const { return window < 0 ? workers : window; }
   std::string peer_arguments() const {
@@ -108,6 +110,10 @@ Outcome simulate(const Scenario& s) {
   model.network.latency = s.latency;
   model.network.bandwidth = s.bandwidth;
   model.network.sharing = s.sharing;
+  if (s.mesh_width > 0) {
+    model.network.topology = dps::sim::Topology::Mesh;
+    model.network.mesh = {s.mesh_width, s.mesh_height, false, s.bandwidth, 0.0};
+  }
   const auto nodes = static_cast<std::size_t>(s.workers + 1);
   auto backend = std::make_unique<dps::sim::SimBackend>(
       model, dps::sim::SimOptions{.pdexec = true, .noalloc = true, .nodes = nodes});
@@ -133,14 +139,15 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each scenario's line as it ends
   return dps::run_main("bench-sim", [&] {
     Scenario speed;
-    std::string peer = "on", sharing = "maxmin";
+    std::string peer = "on", sharing = "maxmin", mesh;
     long repeat = 3;
     dps::Cli cli("bench-sim", "Cross-checks the simulator with SimGrid, then compares their speeds.");
     cli.option("--messages", speed.messages, "messages of the speed scenario (default 100000)")
         .option("--workers", speed.workers, "worker nodes of the speed scenario (default 8)")
         .option("--repeat", repeat, "runs of the speed scenario; the median counts (default 3)")
         .option("--sharing", sharing, "bandwidth sharing of the speed scenario: maxmin (default) or equal")
-        .option("--peer", peer, "on (default): run SimGrid too; off: only ours (scale runs)");
+        .option("--peer", peer, "on (default): run SimGrid too; off: only ours (scale runs)")
+        .option("--mesh", mesh, "WxH: the speed scenario on a mesh of W x H = workers + 1 nodes too, against the star's");
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!cli.parse(args)) return 0;
     if (speed.messages < 1 || speed.workers < 1 || repeat < 1)
@@ -148,6 +155,17 @@ int main(int argc, char** argv) {
     if (sharing != "maxmin" && sharing != "equal") throw std::invalid_argument("--sharing is maxmin or equal");
     if (peer != "on" && peer != "off") throw std::invalid_argument("--peer is on or off");
     speed.sharing = sharing == "equal" ? dps::sim::Sharing::Equal : dps::sim::Sharing::MaxMin;
+    Scenario on_mesh = speed;
+    if (!mesh.empty()) {
+      const auto x = mesh.find('x');
+      if (x == std::string::npos) throw std::invalid_argument("--mesh expects WxH, got '" + mesh + "'");
+      on_mesh.mesh_width = static_cast<int>(dps::whole_number("--mesh", mesh.substr(0, x)));
+      on_mesh.mesh_height = static_cast<int>(dps::whole_number("--mesh", mesh.substr(x + 1)));
+      if (on_mesh.mesh_width < 1 || on_mesh.mesh_height < 1 ||
+          static_cast<long>(on_mesh.mesh_width) * on_mesh.mesh_height != speed.workers + 1)
+        throw std::invalid_argument("--mesh " + mesh + " must hold the workers and the master: " + std::to_string(speed.workers + 1) +
+                                    " nodes");
+    }
     const bool with_peer = peer == "on";
 #if !defined(DPS_SIMGRID_FLOWGRAPH)
     if (with_peer) throw std::runtime_error("built without SimGrid (libsimgrid-dev): run with --peer off");
@@ -177,11 +195,12 @@ int main(int argc, char** argv) {
 #endif
     }
 
-    std::vector<double> ours_rate, peer_rate;
+    std::vector<double> ours_rate, peer_rate, mesh_rate;
     Outcome last;
     for (long i = 0; i < repeat; ++i) {
       last = simulate(speed);
       ours_rate.push_back(static_cast<double>(speed.messages) / last.wall_s);
+      if (on_mesh.mesh_width > 0) mesh_rate.push_back(static_cast<double>(speed.messages) / simulate(on_mesh).wall_s);
 #if defined(DPS_SIMGRID_SPLITMERGE)
       if (with_peer) {
         const std::string out = run_peer(std::string(DPS_SIMGRID_SPLITMERGE) + " " + std::to_string(speed.messages) +
@@ -194,12 +213,15 @@ int main(int argc, char** argv) {
     std::printf("speed: %ld messages, %ld workers: ours %.0f messages/s (%.3f s simulated in %.3f s)", speed.messages,
                 speed.workers, ours, last.simulated_s, last.wall_s);
     if (theirs > 0) std::printf(", SimGrid %.0f messages/s", theirs);
+    const double on_the_mesh = mesh_rate.empty() ? 0.0 : median(mesh_rate);
+    if (on_the_mesh > 0) std::printf(", on the %s mesh %.0f messages/s (%.2f of the star's)", mesh.c_str(), on_the_mesh, on_the_mesh / ours);
     std::printf("\n");
     std::printf(
         "{\"messages\": %ld, \"workers\": %ld, \"msgs_per_s\": %.0f, \"peer_msgs_per_s\": %.0f, \"ratio\": %.2f, "
-        "\"max_rel_err\": %.3e, \"simulated_s\": %.9g, \"wall_s\": %.3f, \"peak_rss_mb\": %.1f}\n",
+        "\"max_rel_err\": %.3e, \"simulated_s\": %.9g, \"wall_s\": %.3f, \"peak_rss_mb\": %.1f, \"mesh_msgs_per_s\": %.0f, "
+        "\"mesh_ratio\": %.2f}\n",
         speed.messages, speed.workers, ours, theirs, theirs > 0 ? ours / theirs : 0.0, max_rel_err, last.simulated_s,
-        last.wall_s, last.peak_rss_mb);
+        last.wall_s, last.peak_rss_mb, on_the_mesh, on_the_mesh > 0 ? on_the_mesh / ours : 0.0);
     return 0;
   });
 }
