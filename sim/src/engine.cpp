@@ -10,6 +10,28 @@
 
 namespace dps::sim {
 
+class Engine::Queue final : public network::Events {
+ public:
+  explicit Queue(Engine& engine) : e_(engine) {}
+  std::uint32_t add(std::uint32_t key) override {
+    const ActionId id = e_.make(Kind::Network, {});
+    e_.actions_[id].from = key;
+    return id;
+  }
+  void schedule(std::uint32_t event, double time, std::uint64_t seq) override {
+    Action& a = e_.actions_[event];
+    a.finish = time;
+    a.seq = seq;
+    e_.heap_place(event);
+  }
+  void cancel(std::uint32_t event) override {
+    if (e_.actions_[event].heap_at != kNone) e_.heap_erase(event);
+  }
+
+ private:
+  Engine& e_;
+};
+
 Engine::Engine(ClusterModel model) : model_(std::move(model)) {
   for (const NodeGroup& g : model_.groups)
     for (std::size_t i = 0; i < g.count; ++i) {
@@ -20,8 +42,8 @@ Engine::Engine(ClusterModel model) : model_(std::move(model)) {
       nodes_.push_back(std::move(n));
     }
   usage_.resize(nodes_.size());
-  network_ = network::make(model_, nodes_.size(), usage_);
-  network_event_ = make(Kind::Network, {});
+  queue_ = std::make_unique<Queue>(*this);
+  network_ = network::make(model_, nodes_.size(), usage_, *queue_);
 }
 
 Engine::~Engine() = default;
@@ -114,9 +136,8 @@ bool Engine::step() {
   if (a.kind == Kind::Latency && a.remaining > 0) {
     a.kind = Kind::Flow;
     network_->start(id, a.from, a.to, a.remaining, a.seq, now_);
-    network_changed();
   } else if (a.kind == Kind::Network) {
-    end(network_->next().flow);
+    end(network_->due(a.from));  // the link's first flow
   } else {
     end(id);
   }
@@ -141,10 +162,7 @@ void Engine::end(ActionId id) {
       break;
     case Kind::Flow:
     case Kind::Latency: {
-      if (a.kind == Kind::Flow) {
-        network_->end(id, now_);
-        network_changed();
-      }
+      if (a.kind == Kind::Flow) network_->end(id, now_);
       free(id);
       --nodes_[from].sending;
       --nodes_[to].receiving;
@@ -200,20 +218,6 @@ void Engine::reshare_cpu(VNode v) {
   for (ActionId id : n.running) set_rate(id, rate);
   usage_.set(v, Usage::StepCores, now_, std::min(k, available));
   usage_.set(v, Usage::CommCores, now_, comm);
-}
-
-// --- network ---
-
-void Engine::network_changed() {
-  const network::Model::Next next = network_->next();
-  Action& event = actions_[network_event_];
-  if (next.time == kNever) {
-    if (event.heap_at != kNone) heap_erase(network_event_);
-    return;
-  }
-  event.finish = next.time;
-  event.seq = next.seq;
-  heap_place(network_event_);
 }
 
 // --- lists with O(1) removal: each action remembers its position ---

@@ -1,6 +1,6 @@
 // Indexed binary heaps of ids: `before` orders them, `position` is where each one sits (~0u: not in
-// the heap), so an id can be moved or removed in O(log n). The engine's events and a network's links
-// both keep theirs this way.
+// the heap), so an id can be moved or removed in O(log n). The engine keeps its events this way, and a
+// network model the flows bound to each link.
 #pragma once
 
 #include <cstdint>

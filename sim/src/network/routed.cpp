@@ -9,9 +9,12 @@
 namespace dps::sim::network {
 
 Routed::Routed(const NetworkModel& model, std::size_t nodes, std::size_t inner, double inner_capacity, Routes routes,
-               Usage& usage)
-    : model_(model), usage_(usage), nodes_(nodes), links_(2 * nodes + inner), routes_(std::move(routes)) {
-  for (std::size_t l = 0; l < links_.size(); ++l) links_[l].capacity = l < 2 * nodes ? model.bandwidth : inner_capacity;
+               Usage& usage, Events& events)
+    : model_(model), usage_(usage), nodes_(nodes), links_(2 * nodes + inner), routes_(std::move(routes)), events_(events) {
+  for (LinkId l = 0; l < links_.size(); ++l) {
+    links_[l].capacity = l < 2 * nodes ? model.bandwidth : inner_capacity;
+    links_[l].event = events_.add(l);
+  }
 }
 
 double Routed::latency(VNode from, VNode to) const {
@@ -58,12 +61,6 @@ void Routed::end(FlowId id, double now) {
   settle_links();
 }
 
-Model::Next Routed::next() const {
-  if (ends_.empty()) return {};
-  const Link& first = links_[ends_.front()];
-  return {first.ends, first.ends_seq, first.bound.front()};
-}
-
 void Routed::advance(LinkId l) {
   Link& link = links_[l];
   link.clock = clock_now(link);
@@ -106,11 +103,6 @@ void Routed::rebind(FlowId id, LinkId l) {
 
 // Each changed link: its usage from now on (a node's links), and when its first bound flow ends.
 void Routed::settle_links() {
-  const auto before = [this](LinkId x, LinkId y) {
-    const Link &p = links_[x], &q = links_[y];
-    return p.ends < q.ends || (p.ends == q.ends && p.ends_seq < q.ends_seq);
-  };
-  const auto at = [this](LinkId l) -> std::uint32_t& { return links_[l].ends_at; };
   for (LinkId l : dirty_) {
     Link& link = links_[l];
     link.dirty = false;
@@ -119,13 +111,12 @@ void Routed::settle_links() {
                  static_cast<double>(link.bound.size()) * link.rate / link.capacity);
     if (link.bound.empty() || link.rate <= 0) {
       if (link.bound.empty()) link.clock = 0;
-      if (link.ends_at != kNone) heap::remove(ends_, link.ends_at, before, at);
+      if (link.scheduled) events_.cancel(link.event), link.scheduled = false;
       continue;
     }
     const Flow& first = flows_[link.bound.front()];
-    link.ends = now_ + std::max(0.0, first.vfinish - link.clock) / link.rate;
-    link.ends_seq = first.seq;
-    heap::place(ends_, l, before, at);
+    events_.schedule(link.event, now_ + std::max(0.0, first.vfinish - link.clock) / link.rate, first.seq);
+    link.scheduled = true;
   }
   dirty_.clear();
 }

@@ -26,13 +26,14 @@ class Routed : public Model {
   // Appends the inner links (numbered from 0) a transfer from one node's router to another's crosses.
   using Routes = std::function<void(VNode from, VNode to, std::vector<LinkId>& inner)>;
   // `inner` links beyond the nodes' own, of `inner_capacity` bytes per second each.
-  Routed(const NetworkModel& model, std::size_t nodes, std::size_t inner, double inner_capacity, Routes routes, Usage& usage);
+  Routed(const NetworkModel& model, std::size_t nodes, std::size_t inner, double inner_capacity, Routes routes, Usage& usage,
+         Events& events);
 
   // The model's latency, and its hop latency for each inner link of the route.
   double latency(VNode from, VNode to) const override;
   void start(FlowId flow, VNode from, VNode to, double bytes, std::uint64_t seq, double now) override;
   void end(FlowId flow, double now) override;
-  Next next() const override;
+  FlowId due(std::uint32_t link) const override { return links_[link].bound.front(); }
 
  protected:
   static constexpr std::uint32_t kNone = ~0u;
@@ -57,9 +58,8 @@ class Routed : public Model {
     std::vector<Entry> flows;
     std::vector<FlowId> bound;  // heap by (vfinish, seq)
     double rate = 0, clock = 0, clock_at = 0;
-    double ends = 0;
-    std::uint64_t ends_seq = 0;
-    std::uint32_t ends_at = kNone;
+    std::uint32_t event = 0;  // in the engine's queue: when its first bound flow ends
+    bool scheduled = false;
     bool dirty = false;
     std::uint32_t mark = 0;  // the rules' searches
     double left = 0;         // max-min: capacity not yet given
@@ -98,7 +98,8 @@ class Routed : public Model {
   }
 
   Routes routes_;
-  std::vector<LinkId> dirty_, ends_;
+  Events& events_;
+  std::vector<LinkId> dirty_;
   std::vector<LinkId> changed_;  // scratch: the route of the flow that came or went
   mutable std::vector<LinkId> hops_;  // scratch: latency()'s route
 };

@@ -8,14 +8,10 @@
 
 namespace dps::sim::network {
 
-namespace {
-
-constexpr double kNever = Engine::kNever;
-
-}  // namespace
-
-Star::Star(const NetworkModel& model, std::size_t nodes, Usage& usage)
-    : model_(model), usage_(usage), links_(2 * nodes) {}
+Star::Star(const NetworkModel& model, std::size_t nodes, Usage& usage, Events& events)
+    : model_(model), usage_(usage), links_(2 * nodes), events_(events) {
+  for (LinkId l = 0; l < links_.size(); ++l) links_[l].event = events_.add(l);
+}
 
 void Star::start(FlowId id, VNode from, VNode to, double bytes, std::uint64_t seq, double now) {
   now_ = now;
@@ -52,12 +48,6 @@ void Star::end(FlowId id, double now) {
   list_leave(in, id);
   reshare(out, in, kNone);
   settle_links();
-}
-
-Model::Next Star::next() const {
-  if (ends_.empty()) return {};
-  const Link& first = links_[ends_.front()];
-  return {first.ends, first.ends_seq, first.bound.front()};
 }
 
 void Star::advance(LinkId l) {
@@ -151,25 +141,18 @@ void Star::rebind(FlowId id, LinkId l) {
 // leave), and when its first bound flow ends.
 void Star::settle_links() {
   const double b = model_.bandwidth;
-  const auto before = [this](LinkId x, LinkId y) {
-    const Link &p = links_[x], &q = links_[y];
-    return p.ends < q.ends || (p.ends == q.ends && p.ends_seq < q.ends_seq);
-  };
-  const auto at = [this](LinkId l) -> std::uint32_t& { return links_[l].ends_at; };
   for (LinkId l : dirty_) {
     Link& link = links_[l];
     link.dirty = false;
     usage_.set(l / 2, l % 2 ? Usage::LinkIn : Usage::LinkOut, now_, static_cast<double>(link.bound.size()) * link.rate / b);
     if (link.bound.empty() || link.rate <= 0) {
       if (link.bound.empty()) link.clock = 0;  // keeps the clock's numbers small
-      if (link.ends_at != kNone) heap::remove(ends_, link.ends_at, before, at);
-      link.ends = kNever;
+      if (link.scheduled) events_.cancel(link.event), link.scheduled = false;
       continue;
     }
     const Flow& first = flows_[link.bound.front()];
-    link.ends = now_ + std::max(0.0, first.vfinish - link.clock) / link.rate;
-    link.ends_seq = first.seq;
-    heap::place(ends_, l, before, at);
+    events_.schedule(link.event, now_ + std::max(0.0, first.vfinish - link.clock) / link.rate, first.seq);
+    link.scheduled = true;
   }
   dirty_.clear();
 }

@@ -20,12 +20,12 @@ namespace dps::sim::network {
 
 class Star : public Model {
  public:
-  Star(const NetworkModel& model, std::size_t nodes, Usage& usage);
+  Star(const NetworkModel& model, std::size_t nodes, Usage& usage, Events& events);
 
   double latency(VNode, VNode) const override { return model_.latency; }
   void start(FlowId flow, VNode from, VNode to, double bytes, std::uint64_t seq, double now) override;
   void end(FlowId flow, double now) override;
-  Next next() const override;
+  FlowId due(std::uint32_t link) const override { return links_[link].bound.front(); }
 
  protected:
   using LinkId = std::uint32_t;  // 2 * node: its outgoing link; 2 * node + 1: its incoming link
@@ -55,9 +55,8 @@ class Star : public Model {
     std::vector<FlowId> bound;  // heap by (vfinish, seq): the flows going at `rate`
     double rate = 0;            // bytes per second of each bound flow
     double clock = 0, clock_at = 0;  // bytes a bound flow has moved, as of clock_at
-    double ends = 0;            // when its first bound flow ends (if it is in the heap of ends)
-    std::uint64_t ends_seq = 0;
-    std::uint32_t ends_at = kNone;  // in the heap of ends
+    std::uint32_t event = 0;    // in the engine's queue: when its first bound flow ends
+    bool scheduled = false;
     bool dirty = false;         // its end and usage to bring up to date
     std::uint32_t mark = 0, local = 0;  // max-min: component search
   };
@@ -108,8 +107,8 @@ class Star : public Model {
     return [this](FlowId f) -> std::uint32_t& { return flows_[f].bound_at; };
   }
 
+  Events& events_;
   std::vector<LinkId> dirty_;
-  std::vector<LinkId> ends_;  // heap of links by (ends, ends_seq)
 };
 
 class StarEqual final : public Star {

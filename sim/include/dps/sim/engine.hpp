@@ -8,8 +8,8 @@
 //   - with fifo connections, a node pair's messages go one after another, as on one TCP connection,
 //     but for urgent ones, which pass the bulk messages waiting (dps/lane.hpp).
 // Deterministic: events at equal times run in the order their actions started. How transfers share
-// the links is a network model's, each in a file of its own (src/network/); the engine schedules its
-// first end as one event.
+// the links is a network model's, each in a file of its own (src/network/); it schedules the ends of
+// its links in the engine's queue.
 //
 //   sim::Engine engine(sim::ClusterModel::load("cluster.json"));
 //   engine.compute(1, 0.5, {&listener, 7});         // 0.5 s of work on node 1; listener.finished(7)
@@ -97,12 +97,12 @@ class Engine {
  private:
   using ActionId = std::uint32_t;
   static constexpr std::uint32_t kNone = ~0u;
-  // Network: the network model's first end, one event for all its flows.
+  // Network: the end of a network model's link (its first flow's), which it schedules itself.
   enum class Kind : std::uint8_t { Compute, Latency, Flow, Timer, Network };
 
   struct Action {
     Kind kind = Kind::Timer;
-    VNode from = 0, to = 0;     // compute: the node (in from)
+    VNode from = 0, to = 0;     // compute: the node (in from); network: the model's key
     double remaining = 0;       // compute: work; latency: bytes
     double rate = 0;            // compute: per second
     double updated = 0;         // compute: when remaining was last brought up to date
@@ -138,7 +138,6 @@ class Engine {
   void end(ActionId id);
   void reshare_cpu(VNode node);
   void start_transfer(VNode from, VNode to, double bytes, double latency, Completion done);
-  void network_changed();  // the network event moves to its model's first end
 
   static void list_add(std::vector<ActionId>& list, std::uint32_t& at, ActionId id);
   void list_remove(std::vector<ActionId>& list, std::uint32_t at);  // a computation
@@ -167,8 +166,9 @@ class Engine {
   std::uint64_t transfers_ = 0, events_ = 0;
   double bytes_ = 0;
   Usage usage_;
+  class Queue;  // the heap as the network model sees it (engine.cpp)
+  std::unique_ptr<Queue> queue_;
   std::unique_ptr<network::Model> network_;  // the model's sharing of the links (src/network/)
-  ActionId network_event_ = kNone;
 };
 
 }  // namespace dps::sim
