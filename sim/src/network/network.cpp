@@ -14,7 +14,7 @@ namespace {
 std::unique_ptr<Model> mesh(const NetworkModel& model, std::size_t nodes, Usage& usage, Events& events) {
   const MeshShape& shape = model.mesh;
   const auto grid = std::make_shared<const Mesh>(shape.width, shape.height, shape.torus);
-  Routed::Routes routes = [grid](VNode from, VNode to, std::vector<Routed::LinkId>& inner) { grid->route(from, to, inner); };
+  Routed::Routes routes = [grid](VNode from, VNode to, std::vector<LinkId>& inner) { grid->route(from, to, inner); };
   const double capacity = shape.link_bandwidth > 0 ? shape.link_bandwidth : model.bandwidth;
   if (model.sharing == Sharing::Equal)
     return std::make_unique<RoutedEqual>(model, nodes, grid->links(), capacity, std::move(routes), usage, events);

@@ -2,19 +2,14 @@
 // routed_equal.cpp and routed_maxmin.cpp.
 #include "routed.hpp"
 
-#include "../indexed_heap.hpp"
-
 #include <algorithm>
 
 namespace dps::sim::network {
 
 Routed::Routed(const NetworkModel& model, std::size_t nodes, std::size_t inner, double inner_capacity, Routes routes,
                Usage& usage, Events& events)
-    : model_(model), usage_(usage), nodes_(nodes), links_(2 * nodes + inner), routes_(std::move(routes)), events_(events) {
-  for (LinkId l = 0; l < links_.size(); ++l) {
-    links_[l].capacity = l < 2 * nodes ? model.bandwidth : inner_capacity;
-    links_[l].event = events_.add(l);
-  }
+    : BoundLinks(nodes, 2 * nodes + inner, usage, events), model_(model), routes_(std::move(routes)) {
+  for (LinkId l = 0; l < links_.size(); ++l) links_[l].capacity = l < 2 * nodes ? model.bandwidth : inner_capacity;
 }
 
 double Routed::latency(VNode from, VNode to) const {
@@ -29,10 +24,10 @@ void Routed::start(FlowId id, VNode from, VNode to, double bytes, std::uint64_t 
   Flow& f = flows_[id];
   f.route.clear();
   f.at.clear();
-  f.route.push_back(out_link(from));
+  f.route.push_back(2 * from);  // its outgoing link
   routes_(from, to, f.route);
-  for (std::size_t k = 1; k < f.route.size(); ++k) f.route[k] += static_cast<LinkId>(2 * nodes_);
-  f.route.push_back(in_link(to));
+  for (std::size_t k = 1; k < f.route.size(); ++k) f.route[k] += static_cast<LinkId>(node_links_);
+  f.route.push_back(2 * to + 1);  // its incoming link
   f.remaining = bytes, f.seq = seq, f.bound = kNone, f.bound_at = kNone, f.mark = 0, f.frozen = kNone;
   for (std::size_t k = 0; k < f.route.size(); ++k) {
     Link& link = links_[f.route[k]];
@@ -59,66 +54,6 @@ void Routed::end(FlowId id, double now) {
   changed_.assign(f.route.begin(), f.route.end());
   reshare(changed_, kNone);
   settle_links();
-}
-
-void Routed::advance(LinkId l) {
-  Link& link = links_[l];
-  link.clock = clock_now(link);
-  link.clock_at = now_;
-  if (link.dirty) return;
-  link.dirty = true;
-  dirty_.push_back(l);
-}
-
-void Routed::bind(FlowId id, LinkId l) {
-  Flow& f = flows_[id];
-  Link& link = links_[l];
-  f.bound = l;
-  f.since = now_;
-  f.vsince = link.clock;
-  f.vfinish = link.clock + f.remaining;
-  heap::insert(link.bound, id, by_vfinish(), bound_at());
-}
-
-// The flow leaves its link with what it has left in `remaining`; the nodes' links it crossed without
-// being bound there carried the same bytes meanwhile, recorded as spread evenly over that time.
-void Routed::unbind(FlowId id) {
-  Flow& f = flows_[id];
-  Link& link = links_[f.bound];
-  advance(f.bound);
-  for (const LinkId l : {f.route.front(), f.route.back()})
-    if (l != f.bound)
-      usage_.spread(l / 2, l % 2 ? Usage::LinkIn : Usage::LinkOut, f.since, now_, (link.clock - f.vsince) / links_[l].capacity);
-  f.remaining = std::max(0.0, f.vfinish - link.clock);
-  heap::remove(link.bound, f.bound_at, by_vfinish(), bound_at());
-  f.bound = kNone;
-}
-
-void Routed::rebind(FlowId id, LinkId l) {
-  if (flows_[id].bound == l) return;
-  if (flows_[id].bound != kNone) unbind(id);
-  advance(l);
-  bind(id, l);
-}
-
-// Each changed link: its usage from now on (a node's links), and when its first bound flow ends.
-void Routed::settle_links() {
-  for (LinkId l : dirty_) {
-    Link& link = links_[l];
-    link.dirty = false;
-    if (l < 2 * nodes_)
-      usage_.set(l / 2, l % 2 ? Usage::LinkIn : Usage::LinkOut, now_,
-                 static_cast<double>(link.bound.size()) * link.rate / link.capacity);
-    if (link.bound.empty() || link.rate <= 0) {
-      if (link.bound.empty()) link.clock = 0;
-      if (link.scheduled) events_.cancel(link.event), link.scheduled = false;
-      continue;
-    }
-    const Flow& first = flows_[link.bound.front()];
-    events_.schedule(link.event, now_ + std::max(0.0, first.vfinish - link.clock) / link.rate, first.seq);
-    link.scheduled = true;
-  }
-  dirty_.clear();
 }
 
 }  // namespace dps::sim::network

@@ -5,7 +5,7 @@
 
 namespace dps::sim::network {
 
-Routed::LinkId RoutedEqual::bottleneck(const Flow& flow) const {
+LinkId RoutedEqual::bottleneck(const Flow& flow) const {
   LinkId best = flow.route.front();
   for (LinkId l : flow.route)
     if (links_[l].rate < links_[best].rate) best = l;

@@ -2,15 +2,13 @@
 // star_maxmin.cpp.
 #include "star.hpp"
 
-#include "../indexed_heap.hpp"
-
 #include <algorithm>
 
 namespace dps::sim::network {
 
 Star::Star(const NetworkModel& model, std::size_t nodes, Usage& usage, Events& events)
-    : model_(model), usage_(usage), links_(2 * nodes), events_(events) {
-  for (LinkId l = 0; l < links_.size(); ++l) links_[l].event = events_.add(l);
+    : BoundLinks(nodes, 2 * nodes, usage, events), model_(model) {
+  for (Link& link : links_) link.capacity = model.bandwidth;
 }
 
 void Star::start(FlowId id, VNode from, VNode to, double bytes, std::uint64_t seq, double now) {
@@ -18,7 +16,8 @@ void Star::start(FlowId id, VNode from, VNode to, double bytes, std::uint64_t se
   if (flows_.size() <= id) flows_.resize(id + 1);
   Flow& a = flows_[id];
   a = Flow{};
-  a.from = from, a.to = to, a.remaining = bytes, a.seq = seq;
+  a.from = from, a.to = to;
+  a.remaining = bytes, a.seq = seq;
   const LinkId out = out_link(from), in = in_link(to);
   advance(out);
   advance(in);
@@ -48,15 +47,6 @@ void Star::end(FlowId id, double now) {
   list_leave(in, id);
   reshare(out, in, kNone);
   settle_links();
-}
-
-void Star::advance(LinkId l) {
-  Link& link = links_[l];
-  link.clock = clock_now(link);
-  link.clock_at = now_;
-  if (link.dirty) return;
-  link.dirty = true;
-  dirty_.push_back(l);
 }
 
 std::uint32_t& Star::position(FlowId flow, LinkId l) noexcept {
@@ -104,57 +94,6 @@ void Star::recount(LinkId l, std::size_t before) {
     for (FlowId f : flows) set_multi(partner(flows_[f], l), f, after >= 2);
   if ((after >= kNear) != (before >= kNear))
     for (FlowId f : flows) set_near(partner(flows_[f], l), f, after >= kNear);
-}
-
-void Star::bind(FlowId id, LinkId l) {
-  Flow& a = flows_[id];
-  Link& link = links_[l];
-  a.bound = l;
-  a.since = now_;
-  a.vsince = link.clock;
-  a.vfinish = link.clock + a.remaining;
-  heap::insert(link.bound, id, by_vfinish(), bound_at());
-}
-
-// The flow leaves its link with what it has left in `remaining`; its other link carried the same
-// bytes meanwhile, recorded as spread evenly over that time.
-void Star::unbind(FlowId id) {
-  Flow& a = flows_[id];
-  Link& link = links_[a.bound];
-  advance(a.bound);
-  const LinkId other = partner(a, a.bound);
-  usage_.spread(other / 2, other % 2 ? Usage::LinkIn : Usage::LinkOut, a.since, now_,
-                (link.clock - a.vsince) / model_.bandwidth);
-  a.remaining = std::max(0.0, a.vfinish - link.clock);
-  heap::remove(link.bound, a.bound_at, by_vfinish(), bound_at());
-  a.bound = kNone;
-}
-
-void Star::rebind(FlowId id, LinkId l) {
-  if (flows_[id].bound == l) return;
-  if (flows_[id].bound != kNone) unbind(id);
-  advance(l);
-  bind(id, l);
-}
-
-// Each changed link: its usage from now on (its bound flows; the others' bytes are recorded when they
-// leave), and when its first bound flow ends.
-void Star::settle_links() {
-  const double b = model_.bandwidth;
-  for (LinkId l : dirty_) {
-    Link& link = links_[l];
-    link.dirty = false;
-    usage_.set(l / 2, l % 2 ? Usage::LinkIn : Usage::LinkOut, now_, static_cast<double>(link.bound.size()) * link.rate / b);
-    if (link.bound.empty() || link.rate <= 0) {
-      if (link.bound.empty()) link.clock = 0;  // keeps the clock's numbers small
-      if (link.scheduled) events_.cancel(link.event), link.scheduled = false;
-      continue;
-    }
-    const Flow& first = flows_[link.bound.front()];
-    events_.schedule(link.event, now_ + std::max(0.0, first.vfinish - link.clock) / link.rate, first.seq);
-    link.scheduled = true;
-  }
-  dirty_.clear();
 }
 
 }  // namespace dps::sim::network
