@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace dps::sim {
@@ -492,6 +493,68 @@ TEST(SimEngine, MaxMinSharingOnAMeshAndATorusMatchesRecomputingEveryRateAtEveryE
     const ClusterModel m = mesh(4, 3, Sharing::MaxMin, kBandwidth / 3, torus);
     const Links links = mesh_links(m);
     expect_matches_reference(Sharing::MaxMin, busy_traffic, 12, &m, &links);
+  }
+}
+
+// --- segments (seed 003): each cluster's nodes share its segment, a router joins the clusters ---
+
+constexpr double kRouterLatency = 1.2e-3;  // s (Weissman's r1)
+
+// Groups of `sizes` nodes, each on its own segment of `segment` bytes/s; the router passes `router`.
+ClusterModel segmented(std::vector<std::size_t> sizes, Sharing sharing, double segment, double router) {
+  ClusterModel m = star(1, sharing);
+  m.groups.clear();
+  for (std::size_t g = 0; g < sizes.size(); ++g) m.groups.push_back(NodeGroup{"cluster" + std::to_string(g), sizes[g], 1, 1.0});
+  m.network.topology = Topology::Segments;
+  m.network.segments = {segment, kRouterLatency, router};
+  return m;
+}
+
+Links segment_links(const ClusterModel& m) {
+  std::vector<std::size_t> group_of;
+  for (std::size_t g = 0; g < m.groups.size(); ++g) group_of.insert(group_of.end(), m.groups[g].count, g);
+  const std::size_t nodes = group_of.size(), router = 2 * nodes + m.groups.size();
+  std::vector<double> capacity(2 * nodes, m.network.bandwidth);
+  capacity.resize(router, m.network.segments.bandwidth);
+  capacity.push_back(m.network.segments.router_bandwidth);
+  return {capacity,
+          [group_of, nodes, router](VNode f, VNode t) {
+            std::vector<std::size_t> route{2 * std::size_t{f}, 2 * nodes + group_of[f]};
+            if (group_of[t] != group_of[f]) route.insert(route.end(), {router, 2 * nodes + group_of[t]});
+            route.push_back(2 * std::size_t{t} + 1);
+            return route;
+          },
+          [group_of, m](VNode f, VNode t) { return m.network.latency + (group_of[f] != group_of[t] ? kRouterLatency : 0.0); }};
+}
+
+TEST(SimEngine, OnSegmentsAClustersNodesShareItsSegmentAndOnlyCrossingMessagesTheRouter) {
+  const double segment = kBandwidth / 2, router = kBandwidth / 8, s = 1e6;
+  for (const Sharing sharing : {Sharing::Equal, Sharing::MaxMin}) {
+    const ClusterModel m = segmented({2, 2}, sharing, segment, router);  // nodes 0, 1 | 2, 3
+    Engine within(m);
+    Clock a(within);
+    within.transfer(0, 1, s, {&a, 1});  // both on cluster 0's segment, one each way
+    within.transfer(1, 0, s, {&a, 2});
+    within.transfer(2, 3, s, {&a, 3});  // alone on cluster 1's
+    while (within.step()) {}
+    expect_near_relative(a.ended.at(1), kLatency + s / (segment / 2));
+    expect_near_relative(a.ended.at(2), kLatency + s / (segment / 2));
+    expect_near_relative(a.ended.at(3), kLatency + s / segment);
+    Engine across(m);
+    Clock b(across);
+    across.transfer(0, 2, s, {&b, 1});  // both cross the router
+    across.transfer(3, 1, s, {&b, 2});
+    while (across.step()) {}
+    expect_near_relative(b.ended.at(1), kLatency + kRouterLatency + s / (router / 2));
+    expect_near_relative(b.ended.at(2), kLatency + kRouterLatency + s / (router / 2));
+  }
+}
+
+TEST(SimEngine, SharingOnSegmentsMatchesRecomputingEveryRateAtEveryEvent) {
+  for (const Sharing sharing : {Sharing::Equal, Sharing::MaxMin}) {
+    const ClusterModel m = segmented({5, 4, 3}, sharing, kBandwidth / 2, kBandwidth / 3);
+    const Links links = segment_links(m);
+    expect_matches_reference(sharing, busy_traffic, 12, &m, &links);
   }
 }
 

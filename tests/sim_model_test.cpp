@@ -101,9 +101,27 @@ TEST(SimModel, AMeshTopologyHoldsOneNodePerRouter) {
   EXPECT_EQ(ClusterModel::parse(kGood).network.topology, Topology::Star) << "the star unless the file says otherwise";
   EXPECT_EQ(error_of(text, {"network.topology.width=4"}),
             "cluster.json: network.topology is a 4x2 mesh of 8 routers, one per node, but the groups have 6 nodes");
-  EXPECT_EQ(error_of(text, {"network.topology.kind=ring"}), "cluster.json: network.topology.kind must be \"star\" or \"mesh\", got \"ring\"");
+  EXPECT_EQ(error_of(text, {"network.topology.kind=ring"}),
+            "cluster.json: network.topology.kind must be \"star\", \"mesh\" or \"segments\", got \"ring\"");
   EXPECT_EQ(error_of(text, {"network.topology.torus=true"}), "cluster.json: network.topology is a torus: its sides must be 3 or more");
   EXPECT_EQ(error_of(text, {"network.topology.depth=2"}), "cluster.json: network.topology.depth is not a field of the model");
+}
+
+// Weissman's segments, one per node group, and the router between them (seed 003).
+TEST(SimModel, SegmentsJoinedByARouter) {
+  const std::string segments =
+      ", \"topology\": {\"kind\": \"segments\", \"bandwidth_MBps\": 1.25, \"router_latency_us\": 1200, \"router_bandwidth_MBps\": 12.5}";
+  std::string text = kGood;
+  text.insert(text.rfind('}', text.rfind('}') - 1), segments);
+  const ClusterModel m = ClusterModel::parse(text);
+  EXPECT_EQ(m.network.topology, Topology::Segments);
+  EXPECT_DOUBLE_EQ(m.network.segments.bandwidth, 1.25e6);
+  EXPECT_DOUBLE_EQ(m.network.segments.router_latency, 1.2e-3);
+  EXPECT_DOUBLE_EQ(m.network.segments.router_bandwidth, 12.5e6);
+  EXPECT_EQ(ClusterModel::parse(m.to_json()).to_json(), m.to_json());
+  EXPECT_EQ(error_of(text, {"network.topology.router_bandwidth_MBps=0"}),
+            "cluster.json: network.topology.router_bandwidth_MBps must be positive, got 0");
+  EXPECT_EQ(error_of(text, {"network.topology.width=2"}), "cluster.json: network.topology.width is not a field of the model");
 }
 
 TEST(SimModel, AMissingFileIsAnError) {

@@ -145,9 +145,15 @@ ClusterModel check(const json& root, const Reader& r) {
   if (n.contains("topology")) {
     const json& t = n["topology"];
     const std::string path = "network.topology.";
-    r.only(t, path, {"kind", "width", "height", "torus", "link_bandwidth_MBps", "hop_latency_us"});
     const json& kind = r.field(t, path, "kind");
-    if (kind == "mesh") {
+    if (kind == "segments") {
+      r.only(t, path, {"kind", "bandwidth_MBps", "router_latency_us", "router_bandwidth_MBps"});
+      m.network.topology = Topology::Segments;
+      m.network.segments.bandwidth = r.optional_number(t, path, "bandwidth_MBps", 0.0) * 1e6;
+      m.network.segments.router_latency = r.number(t, path, "router_latency_us", false) * 1e-6;
+      m.network.segments.router_bandwidth = r.number(t, path, "router_bandwidth_MBps", true) * 1e6;
+    } else if (kind == "mesh") {
+      r.only(t, path, {"kind", "width", "height", "torus", "link_bandwidth_MBps", "hop_latency_us"});
       MeshShape& mesh = m.network.mesh;
       m.network.topology = Topology::Mesh;
       mesh.width = static_cast<int>(r.count(t, path, "width"));
@@ -165,7 +171,7 @@ ClusterModel check(const json& root, const Reader& r) {
                                        std::to_string(m.node_count()) + " nodes");
       if (mesh.torus && (mesh.width < 3 || mesh.height < 3)) r.fail("network.topology", "is a torus: its sides must be 3 or more");
     } else if (kind != "star") {
-      r.fail(path + "kind", "must be \"star\" or \"mesh\", got " + kind.dump());
+      r.fail(path + "kind", "must be \"star\", \"mesh\" or \"segments\", got " + kind.dump());
     }
   }
   return m;
@@ -240,6 +246,11 @@ std::string ClusterModel::to_json() const {
                                   {"torus", network.mesh.torus},
                                   {"link_bandwidth_MBps", tidy(network.mesh.link_bandwidth / 1e6)},
                                   {"hop_latency_us", tidy(network.mesh.hop_latency * 1e6)}};
+  if (network.topology == Topology::Segments)
+    out["network"]["topology"] = {{"kind", "segments"},
+                                  {"bandwidth_MBps", tidy(network.segments.bandwidth / 1e6)},
+                                  {"router_latency_us", tidy(network.segments.router_latency * 1e6)},
+                                  {"router_bandwidth_MBps", tidy(network.segments.router_bandwidth / 1e6)}};
   return out.dump(2) + "\n";
 }
 

@@ -10,21 +10,49 @@ namespace dps::sim::network {
 
 namespace {
 
+std::unique_ptr<Model> routed(const NetworkModel& model, std::size_t nodes, std::vector<Routed::Inner> inner,
+                              Routed::Routes routes, Usage& usage, Events& events) {
+  if (model.sharing == Sharing::Equal)
+    return std::make_unique<RoutedEqual>(model, nodes, std::move(inner), std::move(routes), usage, events);
+  return std::make_unique<RoutedMaxMin>(model, nodes, std::move(inner), std::move(routes), usage, events);
+}
+
 // A mesh's XY routes between the routers of the nodes (node v at router v); its links are the inner ones.
 std::unique_ptr<Model> mesh(const NetworkModel& model, std::size_t nodes, Usage& usage, Events& events) {
   const MeshShape& shape = model.mesh;
   const auto grid = std::make_shared<const Mesh>(shape.width, shape.height, shape.torus);
   Routed::Routes routes = [grid](VNode from, VNode to, std::vector<LinkId>& inner) { grid->route(from, to, inner); };
   const double capacity = shape.link_bandwidth > 0 ? shape.link_bandwidth : model.bandwidth;
-  if (model.sharing == Sharing::Equal)
-    return std::make_unique<RoutedEqual>(model, nodes, grid->links(), capacity, std::move(routes), usage, events);
-  return std::make_unique<RoutedMaxMin>(model, nodes, grid->links(), capacity, std::move(routes), usage, events);
+  return routed(model, nodes, std::vector<Routed::Inner>(grid->links(), {capacity, shape.hop_latency}), std::move(routes), usage,
+                events);
+}
+
+// Weissman's metasystem: each node group shares one segment (inner link g); a message between groups
+// crosses its source's segment, the router (inner link `groups`), and its destination's segment.
+std::unique_ptr<Model> segments(const ClusterModel& cluster, Usage& usage, Events& events) {
+  const NetworkModel& model = cluster.network;
+  std::vector<std::uint32_t> group_of;
+  std::vector<Routed::Inner> inner;
+  for (const NodeGroup& g : cluster.groups) {
+    group_of.insert(group_of.end(), g.count, static_cast<std::uint32_t>(inner.size()));
+    inner.push_back({model.segments.bandwidth > 0 ? model.segments.bandwidth : model.bandwidth, 0.0});
+  }
+  const auto router = static_cast<LinkId>(inner.size());
+  inner.push_back({model.segments.router_bandwidth, model.segments.router_latency});
+  Routed::Routes routes = [group_of = std::move(group_of), router](VNode from, VNode to, std::vector<LinkId>& links) {
+    links.push_back(group_of[from]);
+    if (group_of[to] == group_of[from]) return;
+    links.push_back(router);
+    links.push_back(group_of[to]);
+  };
+  return routed(model, cluster.node_count(), std::move(inner), std::move(routes), usage, events);
 }
 
 }  // namespace
 
 std::unique_ptr<Model> make(const ClusterModel& model, std::size_t nodes, Usage& usage, Events& events) {
   if (model.network.topology == Topology::Mesh) return mesh(model.network, nodes, usage, events);
+  if (model.network.topology == Topology::Segments) return segments(model, usage, events);
   if (model.network.sharing == Sharing::Equal) return std::make_unique<StarEqual>(model.network, nodes, usage, events);
   return std::make_unique<StarMaxMin>(model.network, nodes, usage, events);
 }

@@ -6,16 +6,19 @@
 
 namespace dps::sim::network {
 
-Routed::Routed(const NetworkModel& model, std::size_t nodes, std::size_t inner, double inner_capacity, Routes routes,
-               Usage& usage, Events& events)
-    : BoundLinks(nodes, 2 * nodes + inner, usage, events), model_(model), routes_(std::move(routes)) {
-  for (LinkId l = 0; l < links_.size(); ++l) links_[l].capacity = l < 2 * nodes ? model.bandwidth : inner_capacity;
+Routed::Routed(const NetworkModel& model, std::size_t nodes, std::vector<Inner> inner, Routes routes, Usage& usage,
+               Events& events)
+    : BoundLinks(nodes, 2 * nodes + inner.size(), usage, events), model_(model), routes_(std::move(routes)) {
+  for (LinkId l = 0; l < links_.size(); ++l) links_[l].capacity = l < 2 * nodes ? model.bandwidth : inner[l - 2 * nodes].capacity;
+  for (const Inner& link : inner) latency_.push_back(link.latency);
 }
 
 double Routed::latency(VNode from, VNode to) const {
   hops_.clear();
   routes_(from, to, hops_);
-  return model_.latency + static_cast<double>(hops_.size()) * model_.mesh.hop_latency;
+  double seconds = model_.latency;
+  for (LinkId l : hops_) seconds += latency_[l];
+  return seconds;
 }
 
 void Routed::start(FlowId id, VNode from, VNode to, double bytes, std::uint64_t seq, double now) {

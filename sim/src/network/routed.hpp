@@ -1,6 +1,7 @@
-// Routed: a network of links where each transfer follows a route of links, each of its own bandwidth:
-// a node's outgoing and incoming links to its router, and the links between routers that its route
-// crosses (a mesh's XY route: mesh.cpp). How the flows on a link share it is the rule of a subclass:
+// Routed: a network of links where each transfer follows a route of links, each of its own bandwidth
+// and latency: a node's outgoing and incoming links, and the links its route crosses between them (a
+// mesh's XY route between routers; a cluster's shared segment and the router between segments:
+// network.cpp). How the flows on a link share it is the rule of a subclass:
 // RoutedEqual (routed_equal.cpp: each of a link's n flows gets capacity / n, a flow the least of its
 // shares) and RoutedMaxMin (routed_maxmin.cpp: progressive filling).
 //
@@ -23,6 +24,7 @@ struct RoutedFlow : BoundFlow {
   std::vector<std::uint32_t> at;  // its place in each of those links' lists
   std::uint32_t mark = 0;         // the rules' searches
   LinkId frozen = kNone;          // max-min: the link that fixed its rate
+  double floor = 0;               // equal: at most the least share of its links but the bound one
 };
 
 struct RoutedLink : BoundLink {
@@ -40,11 +42,14 @@ class Routed : public BoundLinks<RoutedFlow, RoutedLink> {
  public:
   // Appends the inner links (numbered from 0) a transfer from one node's router to another's crosses.
   using Routes = std::function<void(VNode from, VNode to, std::vector<LinkId>& inner)>;
-  // `inner` links beyond the nodes' own, of `inner_capacity` bytes per second each.
-  Routed(const NetworkModel& model, std::size_t nodes, std::size_t inner, double inner_capacity, Routes routes, Usage& usage,
-         Events& events);
+  struct Inner {
+    double capacity = 0;  // bytes per second
+    double latency = 0;   // seconds a message spends crossing it
+  };
+  // The nodes' own links have the model's bandwidth; `inner` are the others.
+  Routed(const NetworkModel& model, std::size_t nodes, std::vector<Inner> inner, Routes routes, Usage& usage, Events& events);
 
-  // The model's latency, and its hop latency for each inner link of the route.
+  // The model's latency, and the latency of each inner link of the route.
   double latency(VNode from, VNode to) const override;
   void start(FlowId flow, VNode from, VNode to, double bytes, std::uint64_t seq, double now) override;
   void end(FlowId flow, double now) override;
@@ -67,6 +72,7 @@ class Routed : public BoundLinks<RoutedFlow, RoutedLink> {
   }
 
   Routes routes_;
+  std::vector<double> latency_;       // of each inner link
   std::vector<LinkId> changed_;       // scratch: the route of the flow that came or went
   mutable std::vector<LinkId> hops_;  // scratch: latency()'s route
 };
@@ -79,7 +85,7 @@ class RoutedEqual : public Routed {
   void reshare(std::span<const LinkId> changed, FlowId joined) override;
 
  private:
-  LinkId bottleneck(const Flow& flow) const;
+  void rescan(FlowId id);  // binds it to the least of its shares, its floor exact
   std::uint32_t epoch_ = 0;
 };
 

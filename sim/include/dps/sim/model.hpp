@@ -13,6 +13,9 @@
 // or, for a mesh of routers instead of a star (width × height must be the node count):
 //     "network": { ..., "topology": { "kind": "mesh", "width": 4, "height": 2, "torus": false,
 //                                      "link_bandwidth_MBps": 380, "hop_latency_us": 0.1 } }
+// or for segments, one per node group, joined by a router (seed 003: r1 = 1.2 ms, r2 = 0.08 µs/byte):
+//     "network": { ..., "topology": { "kind": "segments", "bandwidth_MBps": 1.25,
+//                                      "router_latency_us": 1200, "router_bandwidth_MBps": 12.5 } }
 //
 //   auto model = dps::sim::ClusterModel::load("cluster.json", {"network.sharing=maxmin", "groups.0.count=16"});
 //
@@ -49,7 +52,8 @@ struct NodeGroup {
 
 enum class Topology {
   Star,  // every node linked to one switch (seed 004 §4)
-  Mesh,  // a 2-D mesh (or torus) of routers, one node each, XY routes (seed 002)
+  Mesh,      // a 2-D mesh (or torus) of routers, one node each, XY routes (seed 002)
+  Segments,  // each node group shares one segment; segments joined by a router (seed 003)
 };
 
 // A mesh topology: node v at router (v mod width, v / width); each link between neighbouring routers
@@ -59,6 +63,15 @@ struct MeshShape {
   bool torus = false;
   double link_bandwidth = 0;  // bytes per second
   double hop_latency = 0;     // seconds
+};
+
+// Weissman's metasystem: the nodes of a group share its segment's bandwidth (0: the nodes'); a message
+// between groups crosses the router, which adds `router_latency` (r1) and passes `router_bandwidth`
+// bytes per second (1 / r2) shared by the messages crossing it.
+struct SegmentsShape {
+  double bandwidth = 0;         // bytes per second
+  double router_latency = 0;    // seconds
+  double router_bandwidth = 0;  // bytes per second
 };
 
 struct NetworkModel {
@@ -75,7 +88,8 @@ struct NetworkModel {
   // (and its latency overlaps that wait). false: every message is a flow of its own (SimGrid's model).
   bool fifo = false;
   Topology topology = Topology::Star;
-  MeshShape mesh;  // when topology is Mesh
+  MeshShape mesh;          // when topology is Mesh
+  SegmentsShape segments;  // when topology is Segments
 };
 
 struct ClusterModel {
