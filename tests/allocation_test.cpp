@@ -45,6 +45,24 @@ TEST(Allocation, RandomTakesDistinctIdleNodesTheSameForTheSameSeed) {
 // mesh: shell 0 holds (0, 0) only; shell 1 adds (0, 1), (1, 0), (1, 1): cost 3. Around (1, 1) the
 // rectangle is whole: cost 0, which MC takes; with node 5 = (1, 1) busy, the first whole idle 2×2 is
 // around (3, 1).
+// MBS on an idle 8×8 mesh: 6 = 4 + 1 + 1, the 2×2 block in the corner, then two nodes of the next 2×2
+// block, split once: its second node is taken from the block already split.
+TEST(Allocation, MultipleBuddySplitsARequestIntoBaseFourBlocks) {
+  const sim::Mesh mesh(8, 8);
+  MultipleBuddy mbs(mesh);
+  EXPECT_EQ(mbs.place(std::vector<bool>(64, true), 6, {}), (std::vector<Node>{0, 1, 8, 9, 2, 3}));
+  // A size with no idle block passes its request down: on a checkerboard no 2×2 block is idle.
+  std::vector<bool> checkerboard(16);
+  for (Node n = 0; n < 16; ++n) checkerboard[n] = (n % 4 + n / 4) % 2 == 0;
+  MultipleBuddy small(sim::Mesh(4, 4));
+  EXPECT_EQ(small.place(checkerboard, 4, {}), (std::vector<Node>{0, 2, 5, 7}));
+  // Blocks already split go first: with node 0 busy, a 1-node request takes node 1, not a whole block.
+  std::vector<bool> one_busy(64, true);
+  one_busy[0] = false;
+  EXPECT_EQ(mbs.place(one_busy, 1, {}), (std::vector<Node>{1}));
+  EXPECT_EQ(mbs.place(one_busy, 4, {}), (std::vector<Node>{2, 3, 10, 11}));
+}
+
 TEST(Allocation, MinimizeContentionTakesTheCheapestRectangleAndShells) {
   const Mesh mesh(4, 4);
   MinimizeContention mc(mesh);

@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
         .option("--logs", logs, "keep application jobs' output here, job-ID.log (default: a temporary folder)")
         .option("--trace", trace_path, "write the cluster's Gantt chart, utilization and queue length (dps-viewer, dps-trace plot)")
         .option("--mesh", mesh_text, "WxH  the cluster's nodes as a 2-D mesh, node y*W + x (placement strategies use it)")
-        .option("--allocation", allocation, "which idle nodes a job gets: paging (default: the lowest-numbered), random, mc (on --mesh)");
+        .option("--allocation", allocation,
+                "which idle nodes a job gets: paging (default: the lowest-numbered), random, mbs or mc (on --mesh)");
     if (!cli.parse(argc, argv)) return 0;
     if (workload_path.empty()) throw std::invalid_argument("--workload is missing (--help says more)");
     if (procs < 0) throw std::invalid_argument("--procs expects a positive number of nodes");
@@ -89,11 +90,14 @@ int main(int argc, char** argv) {
     }
     if (allocation == "random") {
       allocator = std::make_unique<dps::cluster::RandomAllocation>(1);
-    } else if (allocation == "mc") {
-      if (!mesh) throw std::invalid_argument("--allocation mc places jobs on a mesh: give --mesh WIDTHxHEIGHT");
-      allocator = std::make_unique<dps::cluster::MinimizeContention>(*mesh);
+    } else if (allocation == "mc" || allocation == "mbs") {
+      if (!mesh) throw std::invalid_argument("--allocation " + allocation + " places jobs on a mesh: give --mesh WIDTHxHEIGHT");
+      if (allocation == "mc")
+        allocator = std::make_unique<dps::cluster::MinimizeContention>(*mesh);
+      else
+        allocator = std::make_unique<dps::cluster::MultipleBuddy>(*mesh);
     } else if (allocation != "paging") {
-      throw std::invalid_argument("--allocation expects paging, random or mc, got '" + allocation + "'");
+      throw std::invalid_argument("--allocation expects paging, random, mbs or mc, got '" + allocation + "'");
     }
     dps::cluster::SimulationOptions options{.tau_s = tau, .gantt = !trace_path.empty(), .model = model_path, .logs = logs,
                                             .allocator = allocator.get()};

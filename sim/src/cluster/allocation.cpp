@@ -36,6 +36,64 @@ std::vector<Node> RandomAllocation::place(const std::vector<bool>& idle, std::si
   return free;
 }
 
+bool MultipleBuddy::all_idle(const std::vector<bool>& idle, sim::Mesh::Point corner, int side) const {
+  if (corner.x + side > mesh_.width() || corner.y + side > mesh_.height()) return false;
+  for (int y = corner.y; y < corner.y + side; ++y)
+    for (int x = corner.x; x < corner.x + side; ++x)
+      if (!idle[mesh_.node({x, y})]) return false;
+  return true;
+}
+
+// A block whose parent is no longer whole (already split) before one that would split a whole one;
+// the lowest corner, row by row, among equals.
+bool MultipleBuddy::block(const std::vector<bool>& idle, int level, sim::Mesh::Point& corner) const {
+  const int side = 1 << level;
+  bool found = false;
+  for (int y = 0; y + side <= mesh_.height(); y += side)
+    for (int x = 0; x + side <= mesh_.width(); x += side) {
+      if (!all_idle(idle, {x, y}, side)) continue;
+      const sim::Mesh::Point parent{x & ~((2 * side) - 1), y & ~((2 * side) - 1)};
+      if (!all_idle(idle, parent, 2 * side)) {
+        corner = {x, y};
+        return true;
+      }
+      if (!found) corner = {x, y}, found = true;
+    }
+  return found;
+}
+
+std::vector<Node> MultipleBuddy::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>&) {
+  check(idle, count);
+  int top = 0;
+  while ((2 << top) <= std::min(mesh_.width(), mesh_.height())) ++top;
+  std::vector<std::size_t> need(static_cast<std::size_t>(top) + 1);
+  std::size_t left = count;
+  for (int level = top; level >= 0; --level) {  // base-4 digits; the top level takes what is above it
+    const std::size_t size = std::size_t{1} << (2 * level);
+    need[static_cast<std::size_t>(level)] = left / size;
+    left %= size;
+  }
+  std::vector<bool> free = idle;
+  std::vector<Node> nodes;
+  for (int level = top; level >= 0; --level) {
+    const int side = 1 << level;
+    for (std::size_t& wanted = need[static_cast<std::size_t>(level)]; wanted > 0; --wanted) {
+      sim::Mesh::Point corner;
+      if (!block(free, level, corner)) {  // none of this size: four of the next smaller each
+        if (level == 0) throw std::logic_error("MBS found no idle node for a request the idle nodes hold");
+        need[static_cast<std::size_t>(level - 1)] += 4 * wanted;
+        break;
+      }
+      for (int y = corner.y; y < corner.y + side; ++y)
+        for (int x = corner.x; x < corner.x + side; ++x) {
+          nodes.push_back(mesh_.node({x, y}));
+          free[nodes.back()] = false;
+        }
+    }
+  }
+  return nodes;
+}
+
 std::pair<int, int> MinimizeContention::shape(std::size_t count) {
   const int w = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(count))));
   return {w, static_cast<int>((count + static_cast<std::size_t>(w) - 1) / static_cast<std::size_t>(w))};

@@ -2,6 +2,9 @@
 // it every time; these strategies are non-contiguous: they never refuse while enough nodes are idle.
 //   - Paging: the lowest-numbered idle nodes (row-major on a mesh): the cluster's default;
 //   - RandomAllocation: idle nodes at random (seeded);
+//   - MultipleBuddy (MBS): the request split into base-4 digits (6 = 4 + 1 + 1), each a square block
+//     of 2^i × 2^i idle nodes aligned on its size; blocks already split go first, a larger block is
+//     split only when none is left, and a size with no block at all passes its request down as four;
 //   - MinimizeContention (MC): for each idle node and both orientations of a w × h request, a
 //     rectangle around it (shell 0) and the rings around that (shells 1, 2, ...), idle nodes taken
 //     shell by shell (shorter sides, longer sides, corners); the cheapest by Σ shell numbers wins.
@@ -44,6 +47,19 @@ class RandomAllocation final : public Allocator {
 
  private:
   std::mt19937_64 random_;
+};
+
+class MultipleBuddy final : public Allocator {
+ public:
+  explicit MultipleBuddy(sim::Mesh mesh) : mesh_(mesh) {}
+  std::string name() const override { return "mbs"; }
+  std::vector<Node> place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) override;
+
+ private:
+  // The idle aligned block of 2^level × 2^level to take next, by its lower-left corner; false when none.
+  bool block(const std::vector<bool>& idle, int level, sim::Mesh::Point& corner) const;
+  bool all_idle(const std::vector<bool>& idle, sim::Mesh::Point corner, int side) const;
+  sim::Mesh mesh_;
 };
 
 class MinimizeContention final : public Allocator {
