@@ -110,5 +110,28 @@ TEST(Allocation, TheClusterSimulationPlacesJobsWithTheAllocator) {
   EXPECT_EQ(placed(nullptr), by_paging) << "the default is paging";
 }
 
+// Given the mesh, the results hold each job's dispersal at its start and their means: two 2×2 blocks
+// (MC) against two rows of 4 (paging).
+TEST(Allocation, TheResultsHoldTheJobsDispersalOnTheMesh) {
+  const Mesh mesh(4, 4);
+  const Workload w{.jobs = {Job{.id = 1, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10},
+                            Job{.id = 2, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10}},
+                   .nodes = 16,
+                   .classes = {{"normal", 0}}};
+  EasyBackfilling easy;
+  MinimizeContention mc(mesh);
+  Paging paging;
+  const Results square = Simulation(w, easy, {.allocator = &mc, .mesh = &mesh}).run();
+  const Results rows = Simulation(w, easy, {.allocator = &paging, .mesh = &mesh}).run();
+  ASSERT_TRUE(square.on_mesh);
+  EXPECT_EQ(square.jobs[0].placed.nodes_affected, 4u);
+  EXPECT_DOUBLE_EQ(square.mean_average_distance, 16.0 / 12);  // a 2×2 block: 8 ordered pairs at 1, 4 at 2
+  EXPECT_DOUBLE_EQ(rows.mean_average_distance, 20.0 / 12);   // a row of 4: Σ over ordered pairs 20
+  EXPECT_DOUBLE_EQ(square.mean_links_affected, 4);
+  EXPECT_NE(square.json().find("\"dispersal\": {\"average_distance\": 1.3333"), std::string::npos) << square.json();
+  EXPECT_FALSE(Simulation(w, easy, {}).run().on_mesh);
+  EXPECT_EQ(Simulation(w, easy, {}).run().json().find("dispersal"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dps::cluster

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--allocation expects paging, random, mbs or mc, got '" + allocation + "'");
     }
     dps::cluster::SimulationOptions options{.tau_s = tau, .gantt = !trace_path.empty(), .model = model_path, .logs = logs,
-                                            .allocator = allocator.get()};
+                                            .allocator = allocator.get(), .mesh = mesh ? &*mesh : nullptr};
     const bool terminal = isatty(STDERR_FILENO) != 0;
     if (terminal)
       options.progress = [&](double now, std::size_t done) {

@@ -31,8 +31,15 @@ std::string Results::json() const {
                   k ? ", " : "", c.name.c_str(), c.jobs, c.mean_wait_s, c.mean_completion_s, c.mean_execution_s);
     out << buffer;
   }
+  out << "}";
+  if (on_mesh) {
+    std::snprintf(buffer, sizeof buffer,
+                  ", \"dispersal\": {\"average_distance\": %.4f, \"nodes_affected\": %.3f, \"links_affected\": %.3f}",
+                  mean_average_distance, mean_nodes_affected, mean_links_affected);
+    out << buffer;
+  }
   const double rate = wall_s > 0 ? static_cast<double>(jobs.size()) / wall_s : 0;
-  std::snprintf(buffer, sizeof buffer, "}, \"events\": %llu, \"wall_s\": %.4f, \"jobs_per_s\": %.0f}",
+  std::snprintf(buffer, sizeof buffer, ", \"events\": %llu, \"wall_s\": %.4f, \"jobs_per_s\": %.0f}",
                 static_cast<unsigned long long>(events), wall_s, rate);
   out << buffer;
   return out.str();

@@ -72,6 +72,7 @@ struct Simulation::Impl {
     const std::uint32_t i = index(job);
     state[i] = State::Running;
     records[i].start = r.start;
+    if (options.mesh) records[i].placed = dispersal(*options.mesh, r.nodes);
     sized(i, r.start, r.size());
     switch (job.kind) {
       case JobKind::Rigid:
@@ -315,6 +316,14 @@ struct Simulation::Impl {
     r.mean_completion_s = completion / n;
     r.mean_execution_s = execution / n;
     r.mean_bounded_slowdown = slowdown / n;
+    if (options.mesh) {
+      r.on_mesh = true;
+      for (const JobRecord& j : records) {
+        r.mean_average_distance += j.placed.average_distance / n;
+        r.mean_nodes_affected += static_cast<double>(j.placed.nodes_affected) / n;
+        r.mean_links_affected += static_cast<double>(j.placed.links_affected) / n;
+      }
+    }
     for (ClassFigures& c : classes) {
       if (c.jobs == 0) continue;
       const auto m = static_cast<double>(c.jobs);

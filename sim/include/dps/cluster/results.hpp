@@ -5,6 +5,7 @@
 //   std::cout << r.json() << "\n";   // {"scheduler": "easy", "jobs": 18239, "makespan_s": ..., ...}
 #pragma once
 
+#include "dps/cluster/contention.hpp"
 #include "dps/cluster/job.hpp"
 
 #include <cstdint>
@@ -19,6 +20,7 @@ struct JobRecord {
   double start = -1, end = -1;
   bool killed = false;  // at its walltime
   std::vector<std::pair<double, std::size_t>> sizes;  // (from when, nodes): the first at its start
+  Dispersal placed{};  // its nodes at its start, on the simulation's mesh (when it has one)
 
   double wait() const noexcept { return start - job->submit; }
   double execution() const noexcept { return end - start; }
@@ -43,6 +45,9 @@ struct Results {
   // nodes times that span, and the means. Bounded slowdown: max(1, completion / max(execution, tau)).
   double makespan_s = 0, utilization = 0;
   double mean_wait_s = 0, mean_completion_s = 0, mean_execution_s = 0, mean_bounded_slowdown = 0;
+  // On a mesh: the jobs' mean dispersal at their start (seed 002: lower is less contention).
+  bool on_mesh = false;
+  double mean_average_distance = 0, mean_nodes_affected = 0, mean_links_affected = 0;
   std::vector<std::string> class_names;  // the workload's, Job::klass indexes them
   std::vector<ClassFigures> classes;  // the workload's classes that have jobs
   std::uint64_t events = 0;

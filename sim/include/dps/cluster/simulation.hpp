@@ -34,6 +34,9 @@ struct SimulationOptions {
   std::string logs{};
   // Which idle nodes a job gets (allocation.hpp); null: the lowest-numbered ones.
   Allocator* allocator = nullptr;
+  // The mesh the nodes sit on (node v at (v mod width, v / width)): each job's dispersal at its start
+  // goes into the results. Null: none.
+  const sim::Mesh* mesh = nullptr;
   // Called at most twice a second with the simulated time and the jobs done so far (progress on a
   // terminal).
   std::function<void(double now, std::size_t done)> progress{};
