@@ -86,12 +86,17 @@ TEST(Allocation, MinimizeContentionTakesTheCheapestRectangleAndShells) {
 }
 
 // Two 4-node jobs on a 4×4 mesh: MC gives each a 2×2 block, Paging a row of 4.
+// Two rigid jobs of 4 nodes at once on 16.
+Workload two_jobs_of_four() {
+  return {.jobs = {Job{.id = 1, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10},
+                   Job{.id = 2, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10}},
+          .nodes = 16,
+          .classes = {{"normal", 0}}};
+}
+
 TEST(Allocation, TheClusterSimulationPlacesJobsWithTheAllocator) {
   const Mesh mesh(4, 4);
-  const Workload w{.jobs = {Job{.id = 1, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10},
-                            Job{.id = 2, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10}},
-                   .nodes = 16,
-                   .classes = {{"normal", 0}}};
+  const Workload w = two_jobs_of_four();
   auto placed = [&](Allocator* allocator) {
     EasyBackfilling easy;
     Simulation simulation(w, easy, {.gantt = true, .allocator = allocator});
@@ -114,10 +119,7 @@ TEST(Allocation, TheClusterSimulationPlacesJobsWithTheAllocator) {
 // (MC) against two rows of 4 (paging).
 TEST(Allocation, TheResultsHoldTheJobsDispersalOnTheMesh) {
   const Mesh mesh(4, 4);
-  const Workload w{.jobs = {Job{.id = 1, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10},
-                            Job{.id = 2, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10}},
-                   .nodes = 16,
-                   .classes = {{"normal", 0}}};
+  const Workload w = two_jobs_of_four();
   EasyBackfilling easy;
   MinimizeContention mc(mesh);
   Paging paging;
