@@ -63,6 +63,22 @@ TEST(Allocation, MultipleBuddySplitsARequestIntoBaseFourBlocks) {
   EXPECT_EQ(mbs.place(one_busy, 4, {}), (std::vector<Node>{2, 3, 10, 11}));
 }
 
+// MC Elongated fills whole columns: a job of 8 on an idle 8×4 mesh gets two full columns, where MC
+// takes a 3×3 square less one.
+TEST(Allocation, MinimizeContentionElongatedTakesFullColumns) {
+  const sim::Mesh mesh(8, 4);
+  MinimizeContention elongated(mesh, MinimizeContention::Shape::Columns), mc(mesh);
+  EXPECT_EQ(elongated.name(), "mc-elongated");
+  const std::vector<bool> idle(32, true);
+  EXPECT_EQ(sorted(elongated.place(idle, 8, {})), (std::vector<Node>{0, 1, 8, 9, 16, 17, 24, 25}));
+  const Dispersal square = dispersal(mesh, mc.place(idle, 8, {}));
+  EXPECT_EQ(square.nodes_affected, 9u);
+  // Smaller than a column: one column, MC's order inside it.
+  const std::vector<Node> two = elongated.place(idle, 2, {});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(mesh.at(two[0]).x, mesh.at(two[1]).x);
+}
+
 TEST(Allocation, MinimizeContentionTakesTheCheapestRectangleAndShells) {
   const Mesh mesh(4, 4);
   MinimizeContention mc(mesh);

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
         .option("--trace", trace_path, "write the cluster's Gantt chart, utilization and queue length (dps-viewer, dps-trace plot)")
         .option("--mesh", mesh_text, "WxH  the cluster's nodes as a 2-D mesh, node y*W + x (placement strategies use it)")
         .option("--allocation", allocation,
-                "which idle nodes a job gets: paging (default: the lowest-numbered), random, mbs or mc (on --mesh)");
+                "which idle nodes a job gets: paging (default: the lowest-numbered), random, mbs, mc or mc-elongated (on --mesh)");
     if (!cli.parse(argc, argv)) return 0;
     if (workload_path.empty()) throw std::invalid_argument("--workload is missing (--help says more)");
     if (procs < 0) throw std::invalid_argument("--procs expects a positive number of nodes");
@@ -90,14 +90,15 @@ int main(int argc, char** argv) {
     }
     if (allocation == "random") {
       allocator = std::make_unique<dps::cluster::RandomAllocation>(1);
-    } else if (allocation == "mc" || allocation == "mbs") {
+    } else if (allocation == "mc" || allocation == "mc-elongated" || allocation == "mbs") {
       if (!mesh) throw std::invalid_argument("--allocation " + allocation + " places jobs on a mesh: give --mesh WIDTHxHEIGHT");
-      if (allocation == "mc")
-        allocator = std::make_unique<dps::cluster::MinimizeContention>(*mesh);
-      else
+      using MC = dps::cluster::MinimizeContention;
+      if (allocation == "mbs")
         allocator = std::make_unique<dps::cluster::MultipleBuddy>(*mesh);
+      else
+        allocator = std::make_unique<MC>(*mesh, allocation == "mc" ? MC::Shape::Square : MC::Shape::Columns);
     } else if (allocation != "paging") {
-      throw std::invalid_argument("--allocation expects paging, random, mbs or mc, got '" + allocation + "'");
+      throw std::invalid_argument("--allocation expects paging, random, mbs, mc or mc-elongated, got '" + allocation + "'");
     }
     dps::cluster::SimulationOptions options{.tau_s = tau, .gantt = !trace_path.empty(), .model = model_path, .logs = logs,
                                             .allocator = allocator.get(), .mesh = mesh ? &*mesh : nullptr};

@@ -136,11 +136,16 @@ std::vector<Node> MinimizeContention::place(const std::vector<bool>& idle, std::
                                                                std::to_string(idle.size()));
   check(idle, count);
   if (count == 0) return {};
-  const auto [w, h] = shape(count);
+  std::vector<std::pair<int, int>> orientations;
+  if (shape_ == Shape::Columns) {
+    orientations.emplace_back(std::max(1, static_cast<int>(count) / mesh_.height()), mesh_.height());
+  } else {
+    const auto [w, h] = shape(count);
+    orientations.emplace_back(w, h);
+    if (w != h) orientations.emplace_back(h, w);
+  }
   std::vector<Node> best;
   std::size_t least = std::numeric_limits<std::size_t>::max();
-  std::vector<std::pair<int, int>> orientations{{w, h}};
-  if (w != h) orientations.emplace_back(h, w);
   for (const auto& [cw, ch] : orientations) {
     for (Node n = 0; n < idle.size(); ++n) {
       if (!idle[n]) continue;

@@ -8,6 +8,9 @@
 //   - MinimizeContention (MC): for each idle node and both orientations of a w × h request, a
 //     rectangle around it (shell 0) and the rings around that (shells 1, 2, ...), idle nodes taken
 //     shell by shell (shorter sides, longer sides, corners); the cheapest by Σ shell numbers wins.
+//     MC Elongated is MC whose shell 0 is ⌊count / height⌋ full columns (at least one): it fills whole
+//     columns, for balance towards I/O nodes in a west column (seed 002, Fig. 59; inside each shell
+//     MC's order, as in the results the dissertation reports).
 //
 //   dps::sim::Mesh mesh(16, 16);
 //   dps::cluster::MinimizeContention mc(mesh);
@@ -64,8 +67,9 @@ class MultipleBuddy final : public Allocator {
 
 class MinimizeContention final : public Allocator {
  public:
-  explicit MinimizeContention(sim::Mesh mesh) : mesh_(mesh) {}
-  std::string name() const override { return "mc"; }
+  enum class Shape { Square, Columns };  // MC; MC Elongated
+  explicit MinimizeContention(sim::Mesh mesh, Shape shape = Shape::Square) : mesh_(mesh), shape_(shape) {}
+  std::string name() const override { return shape_ == Shape::Columns ? "mc-elongated" : "mc"; }
   std::vector<Node> place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) override;
   // The request's shape for `count` nodes: w = ⌈√count⌉ columns, h = ⌈count / w⌉ rows.
   static std::pair<int, int> shape(std::size_t count);
@@ -75,6 +79,7 @@ class MinimizeContention final : public Allocator {
 
  private:
   sim::Mesh mesh_;
+  Shape shape_;
 };
 
 }  // namespace dps::cluster
