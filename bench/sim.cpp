@@ -15,6 +15,7 @@
 
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
+#include <dps/sim/mesh.hpp>
 #include <dps/sim/sim_backend.hpp>
 
 #include <chrono>
@@ -157,12 +158,10 @@ int main(int argc, char** argv) {
     speed.sharing = sharing == "equal" ? dps::sim::Sharing::Equal : dps::sim::Sharing::MaxMin;
     Scenario on_mesh = speed;
     if (!mesh.empty()) {
-      const auto x = mesh.find('x');
-      if (x == std::string::npos) throw std::invalid_argument("--mesh expects WxH, got '" + mesh + "'");
-      on_mesh.mesh_width = static_cast<int>(dps::whole_number("--mesh", mesh.substr(0, x)));
-      on_mesh.mesh_height = static_cast<int>(dps::whole_number("--mesh", mesh.substr(x + 1)));
-      if (on_mesh.mesh_width < 1 || on_mesh.mesh_height < 1 ||
-          static_cast<long>(on_mesh.mesh_width) * on_mesh.mesh_height != speed.workers + 1)
+      const dps::sim::Mesh grid = dps::sim::Mesh::parse("--mesh", mesh);
+      on_mesh.mesh_width = grid.width();
+      on_mesh.mesh_height = grid.height();
+      if (grid.size() != static_cast<std::size_t>(speed.workers + 1))
         throw std::invalid_argument("--mesh " + mesh + " must hold the workers and the master: " + std::to_string(speed.workers + 1) +
                                     " nodes");
     }

@@ -9,6 +9,7 @@
 #include <dps/cluster/simulation.hpp>
 #include <dps/cluster/trace.hpp>
 #include <dps/cluster/workload.hpp>
+#include <dps/sim/mesh.hpp>
 #include <dps/sim/model.hpp>
 
 #include <unistd.h>
@@ -27,20 +28,6 @@ std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name
     return dps::cluster::scheduler_named(name);
   } catch (const std::invalid_argument&) {
     throw std::invalid_argument("--scheduler expects one of " + dps::cluster::scheduler_list() + ", got '" + name + "'");
-  }
-}
-
-// "16x8": a mesh 16 nodes wide and 8 high.
-dps::sim::Mesh mesh_named(const std::string& text) {
-  const auto x = text.find('x');
-  std::size_t end1 = 0, end2 = 0;
-  try {
-    if (x == std::string::npos) throw std::invalid_argument(text);
-    const int width = std::stoi(text.substr(0, x), &end1), height = std::stoi(text.substr(x + 1), &end2);
-    if (end1 != x || end2 != text.size() - x - 1 || width < 1 || height < 1) throw std::invalid_argument(text);
-    return dps::sim::Mesh(width, height);
-  } catch (const std::logic_error&) {
-    throw std::invalid_argument("--mesh expects WIDTHxHEIGHT, both positive, got '" + text + "'");
   }
 }
 
@@ -83,7 +70,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<dps::cluster::Allocator> allocator;
     std::optional<dps::sim::Mesh> mesh;
     if (!mesh_text.empty()) {
-      mesh = mesh_named(mesh_text);
+      mesh = dps::sim::Mesh::parse("--mesh", mesh_text);
       if (mesh->size() != workload.nodes)
         throw std::invalid_argument("--mesh " + mesh_text + " holds " + std::to_string(mesh->size()) + " nodes, the cluster has " +
                                     std::to_string(workload.nodes));

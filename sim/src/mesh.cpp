@@ -13,6 +13,19 @@ Mesh::Mesh(int width, int height, bool torus) : width_(width), height_(height), 
                                 ", got " + std::to_string(width) + "x" + std::to_string(height));
 }
 
+Mesh Mesh::parse(const std::string& option, const std::string& text) {
+  const auto x = text.find('x');
+  std::size_t end1 = 0, end2 = 0;
+  try {
+    if (x == std::string::npos) throw std::invalid_argument(text);
+    const int width = std::stoi(text.substr(0, x), &end1), height = std::stoi(text.substr(x + 1), &end2);
+    if (end1 != x || end2 != text.size() - x - 1 || width < 1 || height < 1) throw std::invalid_argument(text);
+    return Mesh(width, height);
+  } catch (const std::logic_error&) {
+    throw std::invalid_argument(option + " expects WIDTHxHEIGHT, both positive, got '" + text + "'");
+  }
+}
+
 Mesh::Point Mesh::at(Node node) const {
   if (node >= size()) throw std::out_of_range("node " + std::to_string(node) + " is outside the " + std::to_string(width_) + "x" +
                                               std::to_string(height_) + " mesh");

@@ -29,7 +29,7 @@ std::unique_ptr<Model> mesh(const NetworkModel& model, std::size_t nodes, Usage&
 
 // Weissman's metasystem: each node group shares one segment (inner link g); a message between groups
 // crosses its source's segment, the router (inner link `groups`), and its destination's segment.
-std::unique_ptr<Model> segments(const ClusterModel& cluster, Usage& usage, Events& events) {
+std::unique_ptr<Model> segments(const ClusterModel& cluster, std::size_t nodes, Usage& usage, Events& events) {
   const NetworkModel& model = cluster.network;
   std::vector<std::uint32_t> group_of;
   std::vector<Routed::Inner> inner;
@@ -45,14 +45,14 @@ std::unique_ptr<Model> segments(const ClusterModel& cluster, Usage& usage, Event
     links.push_back(router);
     links.push_back(group_of[to]);
   };
-  return routed(model, cluster.node_count(), std::move(inner), std::move(routes), usage, events);
+  return routed(model, nodes, std::move(inner), std::move(routes), usage, events);
 }
 
 }  // namespace
 
 std::unique_ptr<Model> make(const ClusterModel& model, std::size_t nodes, Usage& usage, Events& events) {
   if (model.network.topology == Topology::Mesh) return mesh(model.network, nodes, usage, events);
-  if (model.network.topology == Topology::Segments) return segments(model, usage, events);
+  if (model.network.topology == Topology::Segments) return segments(model, nodes, usage, events);
   if (model.network.sharing == Sharing::Equal) return std::make_unique<StarEqual>(model.network, nodes, usage, events);
   return std::make_unique<StarMaxMin>(model.network, nodes, usage, events);
 }

@@ -9,7 +9,7 @@
 //
 // Each model is a file of its own: the star's links with its two sharing rules (star.hpp: equal,
 // max-min), and links along routes with the same two rules (routed.hpp), which a mesh's XY routes
-// use (mesh.cpp).
+// and Weissman's segments use (network.cpp).
 #pragma once
 
 #include "dps/sim/engine.hpp"
@@ -43,7 +43,7 @@ class Model {
   virtual double latency(VNode from, VNode to) const = 0;
   // The flow's `bytes` begin to move at `now` (its latency is over); `seq` orders equal ends.
   virtual void start(FlowId flow, VNode from, VNode to, double bytes, std::uint64_t seq, double now) = 0;
-  // The flow is over (it was next()); the others' rates change.
+  // The flow is over (due() named it); the others' rates change.
   virtual void end(FlowId flow, double now) = 0;
 
   // The flow that ends at the event added with `key`.

@@ -54,8 +54,7 @@ void Routed::end(FlowId id, double now) {
     flows_[moved.flow].at[moved.hop] = f.at[k];
     list.pop_back();
   }
-  changed_.assign(f.route.begin(), f.route.end());
-  reshare(changed_, kNone);
+  reshare(f.route, kNone);  // its route stays with it until its id is reused
   settle_links();
 }
 

@@ -73,7 +73,6 @@ class Routed : public BoundLinks<RoutedFlow, RoutedLink> {
 
   Routes routes_;
   std::vector<double> latency_;       // of each inner link
-  std::vector<LinkId> changed_;       // scratch: the route of the flow that came or went
   mutable std::vector<LinkId> hops_;  // scratch: latency()'s route
 };
 

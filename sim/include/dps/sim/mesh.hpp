@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace dps::sim {
@@ -26,6 +27,9 @@ class Mesh {
   // Throws std::invalid_argument when a side is below 1 (or, for a torus, below 3: a ring of two
   // would have two links between the same pair).
   Mesh(int width, int height, bool torus = false);
+  // "16x8" given to `option` (--mesh): 16 wide, 8 high. Throws std::invalid_argument "OPTION expects
+  // WIDTHxHEIGHT, both positive, got 'TEXT'".
+  static Mesh parse(const std::string& option, const std::string& text);
 
   int width() const noexcept { return width_; }
   int height() const noexcept { return height_; }
