@@ -153,3 +153,102 @@ TEST(Allocation, TheResultsHoldTheJobsDispersalOnTheMesh) {
 
 }  // namespace
 }  // namespace dps::cluster
+
+namespace dps::cluster {
+namespace {
+
+// First Fit on an 8×4 mesh whose right half is busy but for a 2×2 hole at (5, 1): a 4-node request
+// (2×2) goes to the first idle rectangle, (0, 0); Best Fit fills the hole, whose border is all busy.
+TEST(Allocation, FirstFitTakesTheFirstRectangleBestFitTheSnuggest) {
+  const Mesh mesh(8, 4);
+  std::vector<bool> idle(mesh.size(), true);
+  for (int y = 0; y < 4; ++y)
+    for (int x = 4; x < 8; ++x) idle[mesh.node({x, y})] = (x == 5 || x == 6) && (y == 1 || y == 2);
+  Contiguous first(mesh, Contiguous::Fit::First), best(mesh, Contiguous::Fit::Best);
+  EXPECT_EQ(sorted(first.place(idle, 4, {})), (std::vector<Node>{0, 1, 8, 9}));
+  EXPECT_EQ(sorted(best.place(idle, 4, {})), (std::vector<Node>{13, 14, 21, 22}));
+  EXPECT_EQ(sorted(first.place(idle, 3, {})), (std::vector<Node>{0, 1, 8})) << "a 2x2 rectangle, its first 3 nodes row by row";
+}
+
+// A checkerboard has half its nodes idle and no idle pair side by side: a contiguous strategy cannot
+// place 2, the others can; the cluster's schedulers ask before they start a job.
+TEST(Allocation, ContiguousStrategiesRefuseWhatFitsNoRectangle) {
+  const Mesh mesh(4, 4);
+  std::vector<bool> idle(mesh.size());
+  for (Node n = 0; n < idle.size(); ++n) idle[n] = (mesh.at(n).x + mesh.at(n).y) % 2 == 0;
+  Contiguous first(mesh, Contiguous::Fit::First);
+  Paging paging;
+  EXPECT_TRUE(first.fits(idle, 1));
+  EXPECT_FALSE(first.fits(idle, 2));
+  EXPECT_TRUE(paging.fits(idle, 8));
+  EXPECT_FALSE(paging.fits(idle, 9));
+  EXPECT_THROW(first.place(idle, 2, {}), std::logic_error);
+  EXPECT_EQ(first.place(idle, 2, {1}).size(), 2u) << "a growth takes the nearest idle nodes";
+  // On 4x4: a job of 1 at (0, 0), one of 6 (3x2) beside it; the 9 nodes left are idle but hold no
+  // 3x3, 3x4 or 4x3 rectangle, so under First Fit the third job waits for the second's end.
+  auto job = [](std::uint64_t id, std::size_t size) {
+    return Job{.id = id, .kind = JobKind::Rigid, .submit = 0, .size = size, .walltime = 10, .runtime = 10};
+  };
+  const Workload w{.jobs = {job(1, 1), job(2, 6), job(3, 9)}, .nodes = 16, .classes = {{"normal", 0}}};
+  Fcfs fcfs;
+  const Results contiguous = Simulation(w, fcfs, {.allocator = &first, .mesh = &mesh}).run();
+  const Results paged = Simulation(w, fcfs, {.allocator = &paging, .mesh = &mesh}).run();
+  EXPECT_EQ(contiguous.jobs[1].start, 0);
+  EXPECT_EQ(contiguous.jobs[2].start, 10);
+  EXPECT_EQ(paged.jobs[2].start, 0);
+  EXPECT_EQ(contiguous.jobs[2].placed.nodes_affected, 9u) << "then a 3x3 block";
+}
+
+// PLAS on a 4×4 mesh (the middle I/O link between rows 1 and 2): from an empty machine, 3 nodes go
+// above, below, above, in column 0, middle-out; the next job starts below, to even the balance.
+TEST(Allocation, PlasKeepsTheSystemBalanced) {
+  const Mesh mesh(4, 4);
+  std::vector<bool> idle(mesh.size(), true);
+  Plas plas(mesh);
+  const auto first = plas.place(idle, 3, {});
+  EXPECT_EQ(first, (std::vector<Node>{8, 4, 12}));
+  for (const Node n : first) idle[n] = false;
+  EXPECT_EQ(plas.place(idle, 2, {}), (std::vector<Node>{0, 9}));
+  const IoColumn io(mesh);
+  EXPECT_EQ(io.balance(first), 1);
+  EXPECT_EQ(io.balance({0, 9}), 0);
+}
+
+// A 4-node job placed by Paging on a 4×4 mesh holds row 0, all below the middle I/O link: balance −4;
+// its writes to the 4 I/O nodes west all cross the link west of (0, 0) in the whole mesh, then go north:
+// the west-bound channel into column 0 of row 0 carries 4 senders × 4 receivers.
+TEST(Allocation, TheResultsHoldTheBalanceFactorAndTheWritesContention) {
+  const Mesh mesh(4, 4);
+  const Workload w{.jobs = {Job{.id = 1, .kind = JobKind::Rigid, .submit = 0, .size = 4, .walltime = 10, .runtime = 10}},
+                   .nodes = 16,
+                   .classes = {{"normal", 0}}};
+  Fcfs fcfs;
+  Paging paging;
+  Plas plas(mesh);
+  const Results rows = Simulation(w, fcfs, {.allocator = &paging, .mesh = &mesh, .io_column = true}).run();
+  ASSERT_TRUE(rows.io_column);
+  EXPECT_EQ(rows.jobs[0].balance, -4);
+  EXPECT_DOUBLE_EQ(rows.balance_factor, 4);
+  EXPECT_DOUBLE_EQ(rows.mean_io_contention, 16);
+  const IoColumn io(mesh);
+  const Contention c = io.write_contention({0, 1, 2, 3});
+  EXPECT_EQ(c.max, 16u);
+  EXPECT_EQ(c.hotspot, io.whole().link(io.whole().node({1, 0}), Mesh::West));
+  EXPECT_EQ(rows.jobs[0].contention.max, 4u) << "a row of 4 all to all: the middle east-bound link carries 2 x 2";
+  const Results balanced = Simulation(w, fcfs, {.allocator = &plas, .mesh = &mesh, .io_column = true}).run();
+  EXPECT_DOUBLE_EQ(balanced.balance_factor, 0);
+  EXPECT_LT(balanced.mean_io_contention, rows.mean_io_contention);
+  EXPECT_NE(rows.json().find("\"io\": {\"balance_factor\": 4.000, \"max_contention\": 16.00}"), std::string::npos) << rows.json();
+}
+
+TEST(Allocation, NamedStrategies) {
+  const Mesh mesh(4, 4);
+  for (const std::string name : {"paging", "random", "first-fit", "best-fit", "mbs", "mc", "mc-elongated", "plas"})
+    EXPECT_EQ(allocator_named("--allocation", name, &mesh)->name(), name);
+  EXPECT_THROW(allocator_named("--allocation", "buddy", &mesh), std::invalid_argument);
+  EXPECT_THROW(allocator_named("--allocation", "plas", nullptr), std::invalid_argument);
+  EXPECT_EQ(allocator_named("--allocation", "random", nullptr)->name(), "random");
+}
+
+}  // namespace
+}  // namespace dps::cluster

@@ -439,6 +439,25 @@ TEST(SimEngine, OnAMeshATransferTakesALatencyPerHop) {
   expect_near_relative(clock.ended.at(2), kLatency + 1 * kHop + s / kBandwidth);
 }
 
+// A 2×2 mesh with its I/O column: nodes 0..3 at (1, 0), (2, 0), (1, 1), (2, 1); I/O nodes 4, 5 at (0, 0),
+// (0, 1), their links at a bandwidth of their own. Node 3 writes to I/O node 4: west 2 hops, south 1.
+TEST(SimEngine, OnAMeshWithAnIoColumnTheIoNodesSitWest) {
+  for (const Sharing sharing : {Sharing::Equal, Sharing::MaxMin}) {
+    ClusterModel m = star(6, sharing);
+    m.groups = {{.name = "compute", .count = 4}, {.name = "io", .count = 2, .bandwidth = kBandwidth / 4}};
+    m.network.topology = Topology::Mesh;
+    m.network.mesh = {.width = 2, .height = 2, .link_bandwidth = kBandwidth, .hop_latency = kHop, .io_column = true};
+    Engine engine(m);
+    Clock clock(engine);
+    const double s = 1e6;
+    engine.transfer(3, 4, s, {&clock, 1});
+    engine.transfer(0, 1, s, {&clock, 2});
+    while (engine.step()) {}
+    expect_near_relative(clock.ended.at(1), kLatency + 3 * kHop + s / (kBandwidth / 4));
+    expect_near_relative(clock.ended.at(2), kLatency + kHop + s / kBandwidth);
+  }
+}
+
 TEST(SimEngine, TwoFlowsShareAMeshLinkTheyBothCrossAndNotDisjointOnes) {
   for (const Sharing sharing : {Sharing::Equal, Sharing::MaxMin}) {
     Engine engine(mesh(4, 1, sharing));

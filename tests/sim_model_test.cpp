@@ -107,6 +107,26 @@ TEST(SimModel, AMeshTopologyHoldsOneNodePerRouter) {
   EXPECT_EQ(error_of(text, {"network.topology.depth=2"}), "cluster.json: network.topology.depth is not a field of the model");
 }
 
+// Mache's I/O nodes: a column west of the mesh, `height` more nodes, the model's last; a group's own
+// bandwidth (their 64 MB/s), which a star cannot have.
+TEST(SimModel, AMeshWithAColumnOfIoNodesAndTheirBandwidth) {
+  const std::string mesh = ", \"topology\": {\"kind\": \"mesh\", \"width\": 2, \"height\": 2, \"io_column\": true}";
+  std::string text = kGood;
+  text.insert(text.rfind('}', text.rfind('}') - 1), mesh);
+  const ClusterModel m = ClusterModel::parse(text, "cluster.json", {"groups.1.bandwidth_MBps=64"});
+  EXPECT_TRUE(m.network.mesh.io_column);
+  EXPECT_EQ(m.network.mesh.nodes(), 6u);
+  EXPECT_DOUBLE_EQ(m.groups[1].bandwidth, 64e6);
+  EXPECT_EQ(ClusterModel::parse(m.to_json()).to_json(), m.to_json());
+  EXPECT_EQ(error_of(text, {"network.topology.io_column=false"}),
+            "cluster.json: network.topology is a 2x2 mesh of 4 routers, one per node, but the groups have 6 nodes");
+  EXPECT_EQ(error_of(text, {"network.topology.width=3"}),
+            "cluster.json: network.topology is a 3x2 mesh with a column of I/O nodes of 8 routers, one per node, but the groups have 6 nodes");
+  EXPECT_EQ(error_of(text, {"network.topology.io_column=1"}), "cluster.json: network.topology.io_column must be true or false, got 1");
+  EXPECT_EQ(error_of(kGood, {"groups.0.bandwidth_MBps=64"}),
+            "cluster.json: groups[0].bandwidth_MBps needs a mesh or segments topology: a star's links all have the network's");
+}
+
 // Weissman's segments, one per node group, and the router between them (seed 003).
 TEST(SimModel, SegmentsJoinedByARouter) {
   const std::string segments =

@@ -129,7 +129,7 @@ TEST(WorkloadFile, MixesKindsAndChecksEveryKey) {
   EXPECT_EQ(json_error(R"({"nodes": 8, "jobs": [{"kind": "rigid", "size": 0, "runtime": 1}]})"),
             "w.json: jobs[0]: \"size\" expects a positive integer, got 0");
   EXPECT_EQ(json_error(R"({"nodes": 8, "jobs": [{"kind": "elastic", "size": 2}]})"),
-            "w.json: jobs[0]: \"kind\" expects rigid, malleable, application or reshape-mix, got 'elastic'");
+            "w.json: jobs[0]: \"kind\" expects rigid, malleable, application, traffic, reshape-mix or traffic-stream, got 'elastic'");
   EXPECT_EQ(json_error(R"({"nodes": 8, "jobs": [{"kind": "rigid", "size": 2, "runtime": 1, "class": "gold"}]})"),
             "w.json: jobs[0]: no class 'gold' (\"classes\" names them)");
   EXPECT_EQ(json_error(R"({"jobs": [{"kind": "rigid", "size": 2, "runtime": 1}]})"),

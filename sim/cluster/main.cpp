@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     std::string workload_path, scheduler = "easy", jobs_path, model_path, logs, trace_path, mesh_text, allocation = "paging";
     long procs = 0;
     double tau = 10;
-    bool strict = false;
+    bool strict = false, io_column = false;
     dps::Cli cli("dps-cluster", "Simulates a workload of jobs on a cluster under a scheduler.");
     cli.option("--workload", workload_path, "the jobs: an SWF trace (.swf, .swf.gz) or a workload file (.json)")
         .option("--scheduler", scheduler, "who starts and resizes jobs: " + dps::cluster::scheduler_list() + " (default easy)")
@@ -51,8 +51,9 @@ int main(int argc, char** argv) {
         .option("--logs", logs, "keep application jobs' output here, job-ID.log (default: a temporary folder)")
         .option("--trace", trace_path, "write the cluster's Gantt chart, utilization and queue length (dps-viewer, dps-trace plot)")
         .option("--mesh", mesh_text, "WxH  the cluster's nodes as a 2-D mesh, node y*W + x (placement strategies use it)")
+        .flag("--io-column", io_column, "I/O nodes in a column west of --mesh: the JSON holds the balance factor and their contention")
         .option("--allocation", allocation,
-                "which idle nodes a job gets: paging (default: the lowest-numbered), random, mbs, mc or mc-elongated (on --mesh)");
+                "which idle nodes a job gets: paging (default: the lowest-numbered), random, or on --mesh first-fit, best-fit, mbs, mc, mc-elongated, plas");
     if (!cli.parse(argc, argv)) return 0;
     if (workload_path.empty()) throw std::invalid_argument("--workload is missing (--help says more)");
     if (procs < 0) throw std::invalid_argument("--procs expects a positive number of nodes");
@@ -75,20 +76,10 @@ int main(int argc, char** argv) {
         throw std::invalid_argument("--mesh " + mesh_text + " holds " + std::to_string(mesh->size()) + " nodes, the cluster has " +
                                     std::to_string(workload.nodes));
     }
-    if (allocation == "random") {
-      allocator = std::make_unique<dps::cluster::RandomAllocation>(1);
-    } else if (allocation == "mc" || allocation == "mc-elongated" || allocation == "mbs") {
-      if (!mesh) throw std::invalid_argument("--allocation " + allocation + " places jobs on a mesh: give --mesh WIDTHxHEIGHT");
-      using MC = dps::cluster::MinimizeContention;
-      if (allocation == "mbs")
-        allocator = std::make_unique<dps::cluster::MultipleBuddy>(*mesh);
-      else
-        allocator = std::make_unique<MC>(*mesh, allocation == "mc" ? MC::Shape::Square : MC::Shape::Columns);
-    } else if (allocation != "paging") {
-      throw std::invalid_argument("--allocation expects paging, random, mbs, mc or mc-elongated, got '" + allocation + "'");
-    }
+    if (io_column && !mesh) throw std::invalid_argument("--io-column puts I/O nodes west of a mesh: give --mesh WIDTHxHEIGHT");
+    if (allocation != "paging") allocator = dps::cluster::allocator_named("--allocation", allocation, mesh ? &*mesh : nullptr);
     dps::cluster::SimulationOptions options{.tau_s = tau, .gantt = !trace_path.empty(), .model = model_path, .logs = logs,
-                                            .allocator = allocator.get(), .mesh = mesh ? &*mesh : nullptr};
+                                            .allocator = allocator.get(), .mesh = mesh ? &*mesh : nullptr, .io_column = io_column};
     const bool terminal = isatty(STDERR_FILENO) != 0;
     if (terminal)
       options.progress = [&](double now, std::size_t done) {

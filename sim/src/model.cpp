@@ -107,13 +107,14 @@ ClusterModel check(const json& root, const Reader& r) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string path = "groups[" + std::to_string(i) + "].";
     const json& g = groups[i];
-    r.only(g, path, {"name", "count", "cores", "speed", "workers"});
+    r.only(g, path, {"name", "count", "cores", "speed", "workers", "bandwidth_MBps"});
     NodeGroup group;
     group.name = g.contains("name") && g["name"].is_string() ? g["name"].get<std::string>() : "group" + std::to_string(i);
     group.count = r.count(g, path, "count");
     group.cores = g.contains("cores") ? static_cast<unsigned>(r.count(g, path, "cores")) : 1u;
     group.speed = r.number(g, path, "speed", true);
     group.workers = g.contains("workers") ? static_cast<unsigned>(r.count(g, path, "workers")) : 0u;
+    group.bandwidth = r.optional_number(g, path, "bandwidth_MBps", 0.0) * 1e6;
     m.groups.push_back(std::move(group));
   }
   const json& n = r.field(root, "", "network");
@@ -153,7 +154,7 @@ ClusterModel check(const json& root, const Reader& r) {
       m.network.segments.router_latency = r.number(t, path, "router_latency_us", false) * 1e-6;
       m.network.segments.router_bandwidth = r.number(t, path, "router_bandwidth_MBps", true) * 1e6;
     } else if (kind == "mesh") {
-      r.only(t, path, {"kind", "width", "height", "torus", "link_bandwidth_MBps", "hop_latency_us"});
+      r.only(t, path, {"kind", "width", "height", "torus", "io_column", "link_bandwidth_MBps", "hop_latency_us"});
       MeshShape& mesh = m.network.mesh;
       m.network.topology = Topology::Mesh;
       mesh.width = static_cast<int>(r.count(t, path, "width"));
@@ -162,18 +163,26 @@ ClusterModel check(const json& root, const Reader& r) {
         if (!t["torus"].is_boolean()) r.fail(path + "torus", "must be true or false, got " + t["torus"].dump());
         mesh.torus = t["torus"].get<bool>();
       }
+      if (t.contains("io_column")) {
+        if (!t["io_column"].is_boolean()) r.fail(path + "io_column", "must be true or false, got " + t["io_column"].dump());
+        mesh.io_column = t["io_column"].get<bool>();
+      }
       mesh.link_bandwidth = r.optional_number(t, path, "link_bandwidth_MBps", 0.0) * 1e6;
       mesh.hop_latency = r.optional_number(t, path, "hop_latency_us", 0.0) * 1e-6;
-      const std::size_t routers = static_cast<std::size_t>(mesh.width) * static_cast<std::size_t>(mesh.height);
+      const std::size_t routers = mesh.nodes();
       if (routers != m.node_count())
-        r.fail("network.topology", "is a " + std::to_string(mesh.width) + "x" + std::to_string(mesh.height) + " mesh of " +
-                                       std::to_string(routers) + " routers, one per node, but the groups have " +
-                                       std::to_string(m.node_count()) + " nodes");
+        r.fail("network.topology", "is a " + std::to_string(mesh.width) + "x" + std::to_string(mesh.height) + " mesh" +
+                                       (mesh.io_column ? " with a column of I/O nodes" : "") + " of " + std::to_string(routers) +
+                                       " routers, one per node, but the groups have " + std::to_string(m.node_count()) + " nodes");
       if (mesh.torus && (mesh.width < 3 || mesh.height < 3)) r.fail("network.topology", "is a torus: its sides must be 3 or more");
+      if (mesh.torus && mesh.io_column) r.fail("network.topology", "is a torus: it has no west edge for a column of I/O nodes");
     } else if (kind != "star") {
       r.fail(path + "kind", "must be \"star\", \"mesh\" or \"segments\", got " + kind.dump());
     }
   }
+  for (std::size_t i = 0; i < m.groups.size(); ++i)
+    if (m.groups[i].bandwidth > 0 && m.network.topology == Topology::Star)
+      r.fail("groups[" + std::to_string(i) + "].bandwidth_MBps", "needs a mesh or segments topology: a star's links all have the network's");
   return m;
 }
 
@@ -226,6 +235,7 @@ std::string ClusterModel::to_json() const {
   for (const auto& g : groups) {
     groups_json.push_back({{"name", g.name}, {"count", g.count}, {"cores", g.cores}, {"speed", g.speed}});
     if (g.workers > 0) groups_json.back()["workers"] = g.workers;
+    if (g.bandwidth > 0) groups_json.back()["bandwidth_MBps"] = tidy(g.bandwidth / 1e6);
   }
   const json root = {
       {"groups", groups_json},
@@ -244,6 +254,7 @@ std::string ClusterModel::to_json() const {
                                   {"width", network.mesh.width},
                                   {"height", network.mesh.height},
                                   {"torus", network.mesh.torus},
+                                  {"io_column", network.mesh.io_column},
                                   {"link_bandwidth_MBps", tidy(network.mesh.link_bandwidth / 1e6)},
                                   {"hop_latency_us", tidy(network.mesh.hop_latency * 1e6)}};
   if (network.topology == Topology::Segments)

@@ -3,6 +3,7 @@
 #include "draws.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -155,6 +156,141 @@ std::vector<Node> MinimizeContention::place(const std::vector<bool>& idle, std::
     }
   }
   return best;
+}
+
+}  // namespace dps::cluster
+
+namespace dps::cluster {
+
+bool Allocator::fits(const std::vector<bool>& idle, std::size_t count) const {
+  return static_cast<std::size_t>(std::count(idle.begin(), idle.end(), true)) >= count;
+}
+
+namespace {
+
+// Busy nodes in any rectangle in O(1): busy[y][x] summed over [0, x) × [0, y).
+class BusyCounts {
+ public:
+  BusyCounts(const sim::Mesh& mesh, const std::vector<bool>& idle) : width_(mesh.width() + 1), sums_(static_cast<std::size_t>(width_) * static_cast<std::size_t>(mesh.height() + 1)) {
+    for (int y = 0; y < mesh.height(); ++y)
+      for (int x = 0; x < mesh.width(); ++x)
+        at(x + 1, y + 1) = at(x, y + 1) + at(x + 1, y) - at(x, y) + (idle[mesh.node({x, y})] ? 0 : 1);
+  }
+  int in(int x, int y, int w, int h) const { return at(x + w, y + h) - at(x, y + h) - at(x + w, y) + at(x, y); }
+
+ private:
+  int& at(int x, int y) { return sums_[static_cast<std::size_t>(y) * static_cast<std::size_t>(width_) + static_cast<std::size_t>(x)]; }
+  int at(int x, int y) const { return sums_[static_cast<std::size_t>(y) * static_cast<std::size_t>(width_) + static_cast<std::size_t>(x)]; }
+  int width_;
+  std::vector<int> sums_;
+};
+
+}  // namespace
+
+bool Contiguous::pick(const std::vector<bool>& idle, std::size_t count, Rectangle& chosen) const {
+  if (idle.size() != mesh_.size())
+    throw std::invalid_argument(name() + "'s mesh has " + std::to_string(mesh_.size()) + " nodes, the cluster " + std::to_string(idle.size()));
+  const int width = mesh_.width(), height = mesh_.height();
+  const auto n = static_cast<int>(count);
+  const auto [w, h] = MinimizeContention::shape(count);
+  std::vector<std::pair<int, int>> shapes;
+  for (const auto& s : {std::pair{w, h}, {h, w}, {(n + height - 1) / height, height}, {width, (n + width - 1) / width}})
+    if (s.first <= width && s.second <= height && std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
+  const BusyCounts busy(mesh_, idle);
+  int best = -1;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      for (const auto& [sw, sh] : shapes) {
+        if (x + sw > width || y + sh > height || busy.in(x, y, sw, sh) != 0) continue;
+        if (fit_ == Fit::First) {
+          chosen = {{x, y}, sw, sh};
+          return true;
+        }
+        // Its border: the busy nodes around it, and the mesh's edges (each counted as a node).
+        int touching = 0;
+        for (const auto& [bx, by, bw, bh] : {std::array{x, y - 1, sw, 1}, {x, y + sh, sw, 1}, {x - 1, y, 1, sh}, {x + sw, y, 1, sh}}) {
+          const bool outside = bx < 0 || by < 0 || bx + bw > width || by + bh > height;
+          touching += outside ? bw * bh : busy.in(bx, by, bw, bh);
+        }
+        if (touching > best) best = touching, chosen = {{x, y}, sw, sh};
+      }
+  return best >= 0;
+}
+
+bool Contiguous::fits(const std::vector<bool>& idle, std::size_t count) const {
+  Rectangle unused;
+  return count == 0 || pick(idle, count, unused);
+}
+
+std::vector<Node> Contiguous::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) {
+  check(idle, count);
+  std::vector<Node> nodes;
+  if (count == 0) return nodes;
+  Rectangle r;
+  if (pick(idle, count, r)) {
+    for (int y = r.corner.y; y < r.corner.y + r.h; ++y)
+      for (int x = r.corner.x; x < r.corner.x + r.w && nodes.size() < count; ++x) nodes.push_back(mesh_.node({x, y}));
+    return nodes;
+  }
+  if (held.empty()) throw std::logic_error(name() + " was asked for " + std::to_string(count) + " nodes that fit no idle rectangle");
+  // A growth with no rectangle left: the idle nodes nearest the job's (by the sum of distances).
+  std::vector<std::pair<std::size_t, Node>> near;
+  for (Node n = 0; n < idle.size(); ++n) {
+    if (!idle[n]) continue;
+    std::size_t d = 0;
+    for (const Node h : held) d += static_cast<std::size_t>(mesh_.distance(n, h));
+    near.emplace_back(d, n);
+  }
+  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(count), near.end());
+  for (std::size_t k = 0; k < count; ++k) nodes.push_back(near[k].second);
+  return nodes;
+}
+
+std::vector<Node> Plas::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>&) {
+  check(idle, count);
+  const int width = mesh_.width(), height = mesh_.height(), middle = height / 2;
+  // The running jobs' balance: their nodes above the middle I/O link minus those below.
+  long balance = 0;
+  for (Node n = 0; n < idle.size(); ++n)
+    if (!idle[n]) balance += mesh_.at(n).y >= middle ? 1 : -1;
+  // Each side's nodes in the order PLAS takes them: column by column from the west, nearest the middle first.
+  std::vector<Node> above, below;
+  for (int x = 0; x < width; ++x) {
+    for (int y = middle; y < height; ++y) above.push_back(mesh_.node({x, y}));
+    for (int y = middle - 1; y >= 0; --y) below.push_back(mesh_.node({x, y}));
+  }
+  std::size_t a = 0, b = 0;
+  auto next = [&](const std::vector<Node>& side, std::size_t& k) {
+    while (k < side.size() && !idle[side[k]]) ++k;
+    return k < side.size();
+  };
+  std::vector<Node> nodes;
+  while (nodes.size() < count) {
+    const bool has_above = next(above, a), has_below = next(below, b);
+    if (has_above && (balance <= 0 || !has_below)) {
+      nodes.push_back(above[a++]);
+      ++balance;
+    } else {
+      nodes.push_back(below[b++]);
+      --balance;
+    }
+  }
+  return nodes;
+}
+
+std::unique_ptr<Allocator> allocator_named(const std::string& option, const std::string& name, const sim::Mesh* mesh,
+                                           std::uint64_t seed) {
+  if (name == "paging") return std::make_unique<Paging>();
+  if (name == "random") return std::make_unique<RandomAllocation>(seed);
+  static const std::vector<std::string> on_mesh{"first-fit", "best-fit", "mbs", "mc", "mc-elongated", "plas"};
+  if (std::find(on_mesh.begin(), on_mesh.end(), name) == on_mesh.end())
+    throw std::invalid_argument(option + " expects paging, random, first-fit, best-fit, mbs, mc, mc-elongated or plas, got '" + name + "'");
+  if (!mesh) throw std::invalid_argument(option + " " + name + " places jobs on a mesh: give --mesh WIDTHxHEIGHT");
+  if (name == "first-fit") return std::make_unique<Contiguous>(*mesh, Contiguous::Fit::First);
+  if (name == "best-fit") return std::make_unique<Contiguous>(*mesh, Contiguous::Fit::Best);
+  if (name == "mbs") return std::make_unique<MultipleBuddy>(*mesh);
+  if (name == "plas") return std::make_unique<Plas>(*mesh);
+  return std::make_unique<MinimizeContention>(*mesh, name == "mc" ? MinimizeContention::Shape::Square : MinimizeContention::Shape::Columns);
 }
 
 }  // namespace dps::cluster

@@ -5,14 +5,14 @@
 namespace dps::cluster {
 
 void Fcfs::schedule(Cluster& cluster) {
-  while (!cluster.queue().empty() && cluster.queue().front()->size <= cluster.idle()) cluster.start(*cluster.queue().front());
+  while (!cluster.queue().empty() && cluster.fits(cluster.queue().front()->size)) cluster.start(*cluster.queue().front());
 }
 
 void EasyBackfilling::schedule(Cluster& cluster) { easy_backfill(cluster, cluster.queue()); }
 
 void easy_backfill(Cluster& cluster, std::vector<const Job*> order) {
   std::size_t k = 0;
-  for (; k < order.size() && order[k]->size <= cluster.idle(); ++k) cluster.start(*order[k]);
+  for (; k < order.size() && cluster.fits(order[k]->size); ++k) cluster.start(*order[k]);
   if (k == order.size()) return;
   // The head's reservation: when enough nodes will be free, and how many it leaves spare then.
   const Job& head = *order[k];
@@ -28,7 +28,7 @@ void easy_backfill(Cluster& cluster, std::vector<const Job*> order) {
   std::size_t spare = free >= head.size ? free - head.size : 0;
   for (std::size_t i = k + 1; i < order.size() && cluster.idle() > 0; ++i) {
     const Job& job = *order[i];
-    if (job.size > cluster.idle()) continue;
+    if (!cluster.fits(job.size)) continue;
     if (cluster.now() + job.walltime <= shadow) {
       cluster.start(job);
     } else if (job.size <= spare) {
@@ -67,7 +67,7 @@ void ConservativeBackfilling::schedule(Cluster& cluster) {
     if (job->walltime > 0 && (last == profile_.size() || profile_[last].first > until))
       profile_.insert(profile_.begin() + static_cast<std::ptrdiff_t>(last), {until, profile_[last - 1].second});
     for (std::size_t j = first; j < last; ++j) profile_[j].second -= job->size;
-    if (from == now) cluster.start(*job);
+    if (from == now && cluster.fits(job->size)) cluster.start(*job);  // a contiguous allocator may say not yet
   }
 }
 

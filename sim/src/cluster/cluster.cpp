@@ -27,9 +27,9 @@ Running& Cluster::record(const Job& job) {
 void Cluster::start(const Job& job) {
   const auto at = std::find(queue_.begin(), queue_.end(), &job);
   if (at == queue_.end()) throw std::logic_error("job " + std::to_string(job.id) + " is not queued");
-  if (job.size > idle_)
+  if (!fits(job.size))
     throw std::logic_error("job " + std::to_string(job.id) + " needs " + std::to_string(job.size) + " nodes, " +
-                           std::to_string(idle_) + " are idle");
+                           std::to_string(idle_) + " are idle" + (job.size <= idle_ ? " but not together" : ""));
   queue_.erase(at);
   Running& r = record(job);
   r = Running{.job = &job, .start = now_, .nodes = {}, .last_point = now_};
@@ -38,6 +38,14 @@ void Cluster::start(const Job& job) {
   by_end_.insert(&r);
   started_.push_back(&r);
 }
+
+const std::vector<bool>& Cluster::idle_nodes() const {
+  idle_nodes_.resize(busy_.size());
+  for (std::size_t k = 0; k < busy_.size(); ++k) idle_nodes_[k] = busy_[k] == nullptr;
+  return idle_nodes_;
+}
+
+bool Cluster::fits(std::size_t count) const { return count <= idle_ && (!allocator_ || allocator_->fits(idle_nodes(), count)); }
 
 void Cluster::hold(Running& r, Node node) {
   free_[node / 64] &= ~(std::uint64_t{1} << (node % 64));
@@ -57,9 +65,7 @@ void Cluster::give(Running& r, std::size_t n) {
                                         " nodes, " + std::to_string(idle_) + " are idle");
   idle_ -= n;
   if (allocator_) {
-    idle_nodes_.resize(busy_.size());
-    for (std::size_t k = 0; k < busy_.size(); ++k) idle_nodes_[k] = busy_[k] == nullptr;
-    const std::vector<Node> chosen = allocator_->place(idle_nodes_, n, r.nodes);
+    const std::vector<Node> chosen = allocator_->place(idle_nodes(), n, r.nodes);
     if (chosen.size() != n)
       throw std::logic_error("allocator " + allocator_->name() + " chose " + std::to_string(chosen.size()) + " of " +
                              std::to_string(n) + " nodes");

@@ -56,4 +56,27 @@ Dispersal dispersal(const sim::Mesh& mesh, const std::vector<sim::Mesh::Node>& n
   return d;
 }
 
+Contention all_to_all_contention(const sim::Mesh& mesh, const std::vector<sim::Mesh::Node>& nodes) {
+  std::vector<std::pair<sim::Mesh::Node, sim::Mesh::Node>> pairs;
+  pairs.reserve(nodes.size() * nodes.size());
+  for (const auto from : nodes)
+    for (const auto to : nodes)
+      if (from != to) pairs.emplace_back(from, to);
+  return link_contention(mesh, std::move(pairs));
+}
+
+long IoColumn::balance(const std::vector<sim::Mesh::Node>& nodes) const {
+  long b = 0;
+  for (const auto n : nodes) b += compute_.at(n).y >= compute_.height() / 2 ? 1 : -1;
+  return b;
+}
+
+Contention IoColumn::write_contention(const std::vector<sim::Mesh::Node>& nodes) const {
+  std::vector<std::pair<sim::Mesh::Node, sim::Mesh::Node>> pairs;
+  pairs.reserve(nodes.size() * io_nodes());
+  for (const auto n : nodes)
+    for (std::size_t t = 0; t < io_nodes(); ++t) pairs.emplace_back(of(n), io(t));
+  return link_contention(whole_, std::move(pairs));
+}
+
 }  // namespace dps::cluster

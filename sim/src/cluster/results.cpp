@@ -34,8 +34,14 @@ std::string Results::json() const {
   out << "}";
   if (on_mesh) {
     std::snprintf(buffer, sizeof buffer,
-                  ", \"dispersal\": {\"average_distance\": %.4f, \"nodes_affected\": %.3f, \"links_affected\": %.3f}",
-                  mean_average_distance, mean_nodes_affected, mean_links_affected);
+                  ", \"dispersal\": {\"average_distance\": %.4f, \"nodes_affected\": %.3f, \"links_affected\": %.3f, "
+                  "\"max_contention\": %.3f}",
+                  mean_average_distance, mean_nodes_affected, mean_links_affected, mean_max_contention);
+    out << buffer;
+  }
+  if (io_column) {
+    std::snprintf(buffer, sizeof buffer, ", \"io\": {\"balance_factor\": %.3f, \"max_contention\": %.2f}", balance_factor,
+                  mean_io_contention);
     out << buffer;
   }
   const double rate = wall_s > 0 ? static_cast<double>(jobs.size()) / wall_s : 0;

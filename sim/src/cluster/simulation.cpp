@@ -3,7 +3,9 @@
 #include "dps/cluster/simulation.hpp"
 
 #include "application_job.hpp"
+#include "draws.hpp"
 #include "dps/cluster/speedup.hpp"
+#include "dps/sim/engine.hpp"
 #include "dps/sim/model.hpp"
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <optional>
 #include <queue>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -41,13 +44,17 @@ enum class State : std::uint8_t { Pending, Queued, Running, Done };
 
 }  // namespace
 
-struct Simulation::Impl {
+struct Simulation::Impl final : sim::Listener {
   Impl(const Workload& w, Scheduler& s, SimulationOptions o)
       : workload(w), scheduler(s), options(std::move(o)), cluster(w.jobs, w.nodes), state(w.jobs.size(), State::Pending),
-        models(w.jobs.size()), records(w.jobs.size()), processes(w.jobs.size()), inbox(w.jobs.size()) {
+        models(w.jobs.size()), records(w.jobs.size()), sending(w.jobs.size()), processes(w.jobs.size()), inbox(w.jobs.size()) {
     cluster.record_ = options.gantt;
     cluster.allocator_ = options.allocator;
     for (std::size_t i = 0; i < w.jobs.size(); ++i) records[i].job = &w.jobs[i];
+    if (options.io_column) {
+      if (!options.mesh || options.mesh->torus()) throw std::invalid_argument("I/O nodes west of the mesh need a mesh, not a torus");
+      io.emplace(*options.mesh);
+    }
   }
 
   std::uint32_t index(const Job& job) const { return static_cast<std::uint32_t>(&job - workload.jobs.data()); }
@@ -72,7 +79,7 @@ struct Simulation::Impl {
     const std::uint32_t i = index(job);
     state[i] = State::Running;
     records[i].start = r.start;
-    if (options.mesh) records[i].placed = dispersal(*options.mesh, r.nodes);
+    if (options.mesh) placed(records[i], r.nodes);
     sized(i, r.start, r.size());
     switch (job.kind) {
       case JobKind::Rigid:
@@ -88,7 +95,74 @@ struct Simulation::Impl {
         pending.push_back(i);
         push(r.start + job.walltime, EventKind::Kill, i);
         break;
+      case JobKind::Traffic: {
+        Sending& s = sending[i];
+        s.left.assign(r.size(), job.messages);
+        s.busy = r.size();
+        s.random.seed(job.id);
+        for (std::size_t k = 0; k < r.size(); ++k) send(i, k);
+        push(r.start + job.walltime, EventKind::Kill, i);
+        break;
+      }
     }
+  }
+
+  // Traffic jobs: one engine carries all their messages over the mesh (and its I/O column), so jobs
+  // share its links.
+  sim::Engine& network() {
+    if (network_) return *network_;
+    if (!options.mesh) throw std::runtime_error("traffic jobs send their messages over a mesh: the simulation needs one");
+    const sim::Mesh& mesh = *options.mesh;
+    sim::ClusterModel model;
+    model.groups = {sim::NodeGroup{.name = "nodes", .count = mesh.size()}};
+    if (io) model.groups.push_back(sim::NodeGroup{.name = "io", .count = io->io_nodes(), .bandwidth = options.io_bandwidth});
+    model.network.latency = 0;
+    model.network.bandwidth = options.link_bandwidth;
+    model.network.sharing = options.sharing;
+    model.network.topology = sim::Topology::Mesh;
+    model.network.mesh = {.width = mesh.width(), .height = mesh.height(), .torus = mesh.torus(),
+                          .link_bandwidth = options.link_bandwidth, .hop_latency = options.hop_latency, .io_column = io.has_value()};
+    network_ = std::make_unique<sim::Engine>(std::move(model));
+    return *network_;
+  }
+
+  // The next message of the job's k-th node, if it has one left; the job's end after its last node's last.
+  void send(std::uint32_t i, std::size_t k) {
+    const Running& r = cluster.records_[i];
+    const Job& job = *r.job;
+    Sending& s = sending[i];
+    while (s.left[k] > 0) {
+      --s.left[k];
+      sim::VNode to;
+      if (draws::uniform(s.random) < job.io_share) {
+        if (!io) throw std::runtime_error("job " + std::to_string(job.id) + " writes to I/O nodes: the simulation has none (--io-column)");
+        to = static_cast<sim::VNode>(cluster.nodes() + draws::below(s.random, io->io_nodes()));  // the I/O nodes come last
+      } else if (r.size() > 1) {
+        std::size_t other = draws::below(s.random, r.size() - 1);
+        to = r.nodes[other >= k ? other + 1 : other];
+      } else {
+        continue;  // a lone node's messages to its own job go nowhere
+      }
+      network().transfer(r.nodes[k], to, job.message_bytes, {this, std::uint64_t{i} << 32 | k});
+      return;
+    }
+    if (--s.busy == 0) push(network().now(), EventKind::End, i);
+  }
+  void finished(std::uint64_t tag) override {
+    const auto i = static_cast<std::uint32_t>(tag >> 32);
+    if (state[i] == State::Running) send(i, tag & 0xffffffffu);  // else killed: its messages in flight are let go
+  }
+
+  // Its nodes on the mesh: dispersal, contention, balance, and the system's with I/O nodes.
+  void placed(JobRecord& record, const std::vector<Node>& nodes) {
+    record.placed = dispersal(*options.mesh, nodes);
+    record.contention = all_to_all_contention(*options.mesh, nodes).peak();
+    if (!io) return;
+    record.balance = io->balance(nodes);
+    busy_nodes.clear();
+    for (const Running* r : cluster.running()) busy_nodes.insert(busy_nodes.end(), r->nodes.begin(), r->nodes.end());
+    system_balance.push_back(io->balance(busy_nodes));
+    io_contention.push_back(io->write_contention(busy_nodes).max);
   }
 
   // Application jobs: the folder of their output, and the model they run on.
@@ -240,6 +314,12 @@ struct Simulation::Impl {
     auto last_shown = wall - std::chrono::seconds(1);
     while (next < jobs.size() || !events.empty()) {
       const double t = std::min(next < jobs.size() ? jobs[next].submit : HUGE_VAL, events.empty() ? HUGE_VAL : events.top().time);
+      if (network_ && network_->next_time() <= t) {  // a message arrives first (and may end its job then)
+        network_->step();
+        ++steps;
+        continue;
+      }
+      if (network_) network_->advance_to(t);
       cluster.now_ = t;
       for (; next < jobs.size() && jobs[next].submit <= t; ++next) {
         state[next] = State::Queued;
@@ -322,6 +402,15 @@ struct Simulation::Impl {
         r.mean_average_distance += j.placed.average_distance / n;
         r.mean_nodes_affected += static_cast<double>(j.placed.nodes_affected) / n;
         r.mean_links_affected += static_cast<double>(j.placed.links_affected) / n;
+        r.mean_max_contention += j.contention.max / n;
+      }
+    }
+    if (io && !system_balance.empty()) {
+      r.io_column = true;
+      const auto starts = static_cast<double>(system_balance.size());
+      for (std::size_t k = 0; k < system_balance.size(); ++k) {
+        r.balance_factor += static_cast<double>(std::labs(system_balance[k])) / starts;
+        r.mean_io_contention += io_contention[k] / starts;
       }
     }
     for (ClassFigures& c : classes) {
@@ -341,6 +430,18 @@ struct Simulation::Impl {
   std::vector<std::optional<SyntheticSpeedup>> models;
   std::vector<bool> redistributed;  // resized at least once: its last resize redistributed
   std::vector<JobRecord> records;
+  // Traffic jobs: messages left per node, nodes still sending, where their messages go.
+  struct Sending {
+    std::vector<long> left;
+    std::size_t busy = 0;
+    std::mt19937_64 random;
+  };
+  std::vector<Sending> sending;
+  std::unique_ptr<sim::Engine> network_;
+  std::optional<IoColumn> io;  // with SimulationOptions::io_column
+  std::vector<Node> busy_nodes;  // scratch
+  std::vector<long> system_balance;  // at each job's start
+  std::vector<std::uint32_t> io_contention;  // ... the max_contention of writes
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::uint64_t seq = 0;
   std::size_t done = 0, resizes = 0;

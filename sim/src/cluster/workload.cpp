@@ -162,6 +162,25 @@ void add_jobs(Workload& w, Entry e, std::uint64_t seed) {
     }
     return;
   }
+  if (kind == "traffic-stream") {
+    e.allow({"kind", "jobs", "mean_size", "mean_arrival_s", "messages", "message_bytes", "io_share", "walltime", "submit", "seed"});
+    TrafficStream stream;
+    stream.jobs = e.count("jobs", stream.jobs);
+    stream.mean_size = e.number("mean_size", stream.mean_size, 0);
+    stream.mean_arrival_s = e.number("mean_arrival_s", stream.mean_arrival_s, 0);
+    stream.messages = static_cast<long>(e.count("messages", static_cast<std::size_t>(stream.messages)));
+    stream.message_bytes = e.number("message_bytes", stream.message_bytes, 0);
+    stream.io_share = e.number("io_share", stream.io_share, 0);
+    stream.walltime = e.number("walltime", stream.walltime, 0);
+    stream.start_s = e.number("submit", 0, 0);
+    stream.seed = static_cast<std::uint64_t>(e.number("seed", static_cast<double>(seed), 0));
+    if (stream.io_share > 1) e.fail("\"io_share\" is a share, from 0 to 1");
+    if (!(stream.mean_size >= 1)) e.fail("\"mean_size\" must be at least 1");
+    if (!(stream.walltime > 0)) e.fail("\"walltime\" must be positive");
+    if (w.nodes == 0) e.fail("needs the cluster's \"nodes\" first");
+    for (Job& j : traffic_stream(stream, w.nodes)) w.jobs.push_back(std::move(j));
+    return;
+  }
   Job j;
   if (kind == "rigid") {
     j.kind = JobKind::Rigid;
@@ -173,8 +192,11 @@ void add_jobs(Workload& w, Entry e, std::uint64_t seed) {
   } else if (kind == "application") {
     j.kind = JobKind::Application;
     e.allow({"kind", "submit", "size", "class", "count", "walltime", "resizable", "command"});
+  } else if (kind == "traffic") {
+    j.kind = JobKind::Traffic;
+    e.allow({"kind", "submit", "size", "class", "count", "walltime", "messages", "message_bytes", "io_share"});
   } else {
-    e.fail("\"kind\" expects rigid, malleable, application or reshape-mix, got '" + kind + "'");
+    e.fail("\"kind\" expects rigid, malleable, application, traffic, reshape-mix or traffic-stream, got '" + kind + "'");
   }
   j.submit = e.number("submit", 0, 0);
   j.size = e.count("size", 0);
@@ -210,6 +232,15 @@ void add_jobs(Workload& w, Entry e, std::uint64_t seed) {
       }
       break;
     }
+    case JobKind::Traffic:
+      j.messages = static_cast<long>(e.count("messages", 0));
+      if (j.messages == 0) e.fail("\"messages\" is missing");
+      j.message_bytes = e.required("message_bytes", 0);
+      if (!(j.message_bytes > 0)) e.fail("\"message_bytes\" must be positive");
+      j.io_share = e.number("io_share", 0, 0);
+      if (j.io_share > 1) e.fail("\"io_share\" is a share, from 0 to 1");
+      j.walltime = e.required("walltime", 0);
+      break;
   }
   if (!(j.walltime > 0)) e.fail("\"walltime\" must be positive");
   const std::size_t copies = e.count("count", 1);
@@ -256,6 +287,27 @@ std::vector<Job> reshape_mix(const ReshapeMix& mix, std::uint16_t gold, std::uin
     j.alpha = mix.alpha;
     j.resizable = resizable[i];
     j.klass = high[i] ? platinum : gold;
+  }
+  return jobs;
+}
+
+std::vector<Job> traffic_stream(const TrafficStream& stream, std::size_t nodes) {
+  std::mt19937_64 rng(stream.seed);
+  std::vector<Job> jobs(stream.jobs);
+  double t = stream.start_s;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    Job& j = jobs[i];
+    j.id = i + 1;
+    j.kind = JobKind::Traffic;
+    if (i > 0) t += exponential(rng, stream.mean_arrival_s);
+    j.submit = t;
+    // Exponential, rounded up: a mean of 16 gives sizes from 1 with a mean near 16.5.
+    const double size = std::ceil(exponential(rng, stream.mean_size));
+    j.size = std::clamp<std::size_t>(static_cast<std::size_t>(size), 1, nodes);
+    j.walltime = stream.walltime;
+    j.messages = stream.messages;
+    j.message_bytes = stream.message_bytes;
+    j.io_share = stream.io_share;
   }
   return jobs;
 }

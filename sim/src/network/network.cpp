@@ -10,20 +10,33 @@ namespace dps::sim::network {
 
 namespace {
 
-std::unique_ptr<Model> routed(const NetworkModel& model, std::size_t nodes, std::vector<Routed::Inner> inner,
+std::unique_ptr<Model> routed(const ClusterModel& model, std::size_t nodes, std::vector<Routed::Inner> inner,
                               Routed::Routes routes, Usage& usage, Events& events) {
-  if (model.sharing == Sharing::Equal)
+  if (model.network.sharing == Sharing::Equal)
     return std::make_unique<RoutedEqual>(model, nodes, std::move(inner), std::move(routes), usage, events);
   return std::make_unique<RoutedMaxMin>(model, nodes, std::move(inner), std::move(routes), usage, events);
 }
 
-// A mesh's XY routes between the routers of the nodes (node v at router v); its links are the inner ones.
-std::unique_ptr<Model> mesh(const NetworkModel& model, std::size_t nodes, Usage& usage, Events& events) {
+// A mesh's XY routes between the routers of the nodes (node v at router v, or one column east of it
+// with I/O nodes west: model.hpp); its links are the inner ones.
+std::unique_ptr<Model> mesh(const ClusterModel& cluster, std::size_t nodes, Usage& usage, Events& events) {
+  const NetworkModel& model = cluster.network;
   const MeshShape& shape = model.mesh;
-  const auto grid = std::make_shared<const Mesh>(shape.width, shape.height, shape.torus);
-  Routed::Routes routes = [grid](VNode from, VNode to, std::vector<LinkId>& inner) { grid->route(from, to, inner); };
+  const int columns = shape.width + (shape.io_column ? 1 : 0);
+  const auto grid = std::make_shared<const Mesh>(columns, shape.height, shape.torus);
+  Routed::Routes routes;
+  if (shape.io_column) {
+    const auto compute = static_cast<VNode>(shape.width) * static_cast<VNode>(shape.height);
+    const auto width = static_cast<VNode>(shape.width), across = static_cast<VNode>(columns);
+    routes = [grid, compute, width, across](VNode from, VNode to, std::vector<LinkId>& inner) {
+      auto router = [&](VNode v) { return v < compute ? (v / width) * across + v % width + 1 : (v - compute) * across; };
+      grid->route(router(from), router(to), inner);
+    };
+  } else {
+    routes = [grid](VNode from, VNode to, std::vector<LinkId>& inner) { grid->route(from, to, inner); };
+  }
   const double capacity = shape.link_bandwidth > 0 ? shape.link_bandwidth : model.bandwidth;
-  return routed(model, nodes, std::vector<Routed::Inner>(grid->links(), {capacity, shape.hop_latency}), std::move(routes), usage,
+  return routed(cluster, nodes, std::vector<Routed::Inner>(grid->links(), {capacity, shape.hop_latency}), std::move(routes), usage,
                 events);
 }
 
@@ -45,13 +58,13 @@ std::unique_ptr<Model> segments(const ClusterModel& cluster, std::size_t nodes, 
     links.push_back(router);
     links.push_back(group_of[to]);
   };
-  return routed(model, nodes, std::move(inner), std::move(routes), usage, events);
+  return routed(cluster, nodes, std::move(inner), std::move(routes), usage, events);
 }
 
 }  // namespace
 
 std::unique_ptr<Model> make(const ClusterModel& model, std::size_t nodes, Usage& usage, Events& events) {
-  if (model.network.topology == Topology::Mesh) return mesh(model.network, nodes, usage, events);
+  if (model.network.topology == Topology::Mesh) return mesh(model, nodes, usage, events);
   if (model.network.topology == Topology::Segments) return segments(model, nodes, usage, events);
   if (model.network.sharing == Sharing::Equal) return std::make_unique<StarEqual>(model.network, nodes, usage, events);
   return std::make_unique<StarMaxMin>(model.network, nodes, usage, events);

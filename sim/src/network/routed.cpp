@@ -6,10 +6,13 @@
 
 namespace dps::sim::network {
 
-Routed::Routed(const NetworkModel& model, std::size_t nodes, std::vector<Inner> inner, Routes routes, Usage& usage,
+Routed::Routed(const ClusterModel& cluster, std::size_t nodes, std::vector<Inner> inner, Routes routes, Usage& usage,
                Events& events)
-    : BoundLinks(nodes, 2 * nodes + inner.size(), usage, events), model_(model), routes_(std::move(routes)) {
-  for (LinkId l = 0; l < links_.size(); ++l) links_[l].capacity = l < 2 * nodes ? model.bandwidth : inner[l - 2 * nodes].capacity;
+    : BoundLinks(nodes, 2 * nodes + inner.size(), usage, events), model_(cluster.network), routes_(std::move(routes)) {
+  for (LinkId l = 0; l < links_.size(); ++l) {
+    const double group = l < 2 * nodes && l / 2 < cluster.node_count() ? cluster.group_of(l / 2).bandwidth : 0;
+    links_[l].capacity = l >= 2 * nodes ? inner[l - 2 * nodes].capacity : group > 0 ? group : model_.bandwidth;
+  }
   for (const Inner& link : inner) latency_.push_back(link.latency);
 }
 

@@ -46,8 +46,8 @@ class Routed : public BoundLinks<RoutedFlow, RoutedLink> {
     double capacity = 0;  // bytes per second
     double latency = 0;   // seconds a message spends crossing it
   };
-  // The nodes' own links have the model's bandwidth; `inner` are the others.
-  Routed(const NetworkModel& model, std::size_t nodes, std::vector<Inner> inner, Routes routes, Usage& usage, Events& events);
+  // The nodes' own links have their group's bandwidth, else the network's; `inner` are the others.
+  Routed(const ClusterModel& cluster, std::size_t nodes, std::vector<Inner> inner, Routes routes, Usage& usage, Events& events);
 
   // The model's latency, and the latency of each inner link of the route.
   double latency(VNode from, VNode to) const override;

@@ -1,5 +1,11 @@
 // Allocator: which idle nodes a job gets when it starts or grows (seed 002, Mache). The cluster asks
-// it every time; these strategies are non-contiguous: they never refuse while enough nodes are idle.
+// it every time. Contiguous strategies give a job's start one rectangle of the mesh, and may refuse
+// while enough nodes are idle (fits()); the others never refuse:
+//   - FirstFit and BestFit (contiguous): the request's rectangle, w = ⌈√count⌉ by h = ⌈count / w⌉ in
+//     either orientation, or whole rows or columns when it is wider than the mesh; its first `count`
+//     nodes row by row. First Fit takes the first idle rectangle by its lower-left corner, row by
+//     row; Best Fit the one whose border touches the most busy nodes and edges, the first on a tie.
+//     A growth takes a rectangle too, else the idle nodes nearest the job's;
 //   - Paging: the lowest-numbered idle nodes (row-major on a mesh): the cluster's default;
 //   - RandomAllocation: idle nodes at random (seeded);
 //   - MultipleBuddy (MBS): the request split into base-4 digits (6 = 4 + 1 + 1), each a square block
@@ -10,7 +16,10 @@
 //     shell by shell (shorter sides, longer sides, corners); the cheapest by Σ shell numbers wins.
 //     MC Elongated is MC whose shell 0 is ⌊count / height⌋ full columns (at least one): it fills whole
 //     columns, for balance towards I/O nodes in a west column (seed 002, Fig. 59; inside each shell
-//     MC's order, as in the results the dissertation reports).
+//     MC's order, as in the results the dissertation reports);
+//   - Plas (seed 002, Fig. 52): for I/O nodes in a column west of the mesh, each node taken on the
+//     side of the middle I/O link (rows below height / 2, or the others) that the running jobs use
+//     less, column by column from the west, middle-out: the system balance stays within one node.
 //
 //   dps::sim::Mesh mesh(16, 16);
 //   dps::cluster::MinimizeContention mc(mesh);
@@ -21,6 +30,7 @@
 #include "dps/sim/mesh.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,7 +44,16 @@ class Allocator {
   // `count` nodes among the idle ones (idle[node]; at least `count` are), for a job that already
   // holds `held` (empty when it starts).
   virtual std::vector<Node> place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) = 0;
+  // Whether place() would give a starting job `count` nodes now: whenever that many are idle, but for
+  // contiguous strategies.
+  virtual bool fits(const std::vector<bool>& idle, std::size_t count) const;
 };
+
+// The strategy a name gives ("paging", "random", "first-fit", "best-fit", "mbs", "mc", "mc-elongated",
+// "plas"); all but paging and random need the mesh. Throws std::invalid_argument with one line naming
+// `option` for an unknown name, or asking for --mesh when it is missing.
+std::unique_ptr<Allocator> allocator_named(const std::string& option, const std::string& name, const sim::Mesh* mesh,
+                                           std::uint64_t seed = 1);
 
 class Paging final : public Allocator {
  public:
@@ -80,6 +99,35 @@ class MinimizeContention final : public Allocator {
  private:
   sim::Mesh mesh_;
   Shape shape_;
+};
+
+class Contiguous final : public Allocator {
+ public:
+  enum class Fit { First, Best };
+  explicit Contiguous(sim::Mesh mesh, Fit fit) : mesh_(mesh), fit_(fit) {}
+  std::string name() const override { return fit_ == Fit::First ? "first-fit" : "best-fit"; }
+  std::vector<Node> place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) override;
+  bool fits(const std::vector<bool>& idle, std::size_t count) const override;
+
+ private:
+  struct Rectangle {
+    sim::Mesh::Point corner;
+    int w = 0, h = 0;
+  };
+  // The idle rectangle the rule picks for `count` nodes; false when none is.
+  bool pick(const std::vector<bool>& idle, std::size_t count, Rectangle& chosen) const;
+  sim::Mesh mesh_;
+  Fit fit_;
+};
+
+class Plas final : public Allocator {
+ public:
+  explicit Plas(sim::Mesh mesh) : mesh_(mesh) {}
+  std::string name() const override { return "plas"; }
+  std::vector<Node> place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) override;
+
+ private:
+  sim::Mesh mesh_;
 };
 
 }  // namespace dps::cluster

@@ -58,6 +58,9 @@ class Cluster {
   bool busy(Node node) const { return busy_.at(node) != nullptr; }
   const Running* holder(Node node) const { return busy_.at(node); }
 
+  // Whether a job of `count` nodes can start now: that many are idle, and a contiguous allocator finds
+  // them a rectangle.
+  bool fits(std::size_t count) const;
   // Starts a queued job on the idle nodes the allocator chooses (the lowest-numbered without one);
   // throws std::logic_error when it is not queued or does not fit.
   void start(const Job& job);
@@ -84,7 +87,8 @@ class Cluster {
   std::vector<Running*> started_;     // by start() since the simulation last looked
   bool record_ = false;
   Allocator* allocator_ = nullptr;  // null: the lowest-numbered idle nodes
-  std::vector<bool> idle_nodes_;    // the allocator's view, kept up to date while it is set
+  const std::vector<bool>& idle_nodes() const;  // the allocator's view, brought up to date
+  mutable std::vector<bool> idle_nodes_;
   std::vector<Segment> segments_;
 };
 

@@ -21,6 +21,11 @@ struct Contention {
   std::vector<std::uint32_t> per_link;  // by link id (sim::Mesh::Link)
   std::uint32_t max = 0;                // max_contention
   sim::Mesh::Link hotspot = 0;          // the first link (by id) that carries it
+  struct Peak {
+    std::uint32_t max = 0;
+    sim::Mesh::Link hotspot = 0;
+  };
+  Peak peak() const noexcept { return {max, hotspot}; }
 };
 // `pairs` are (sender, receiver); repeated pairs count once.
 Contention link_contention(const sim::Mesh& mesh, std::vector<std::pair<sim::Mesh::Node, sim::Mesh::Node>> pairs);
@@ -40,5 +45,33 @@ struct Dispersal {
 };
 // Throws std::invalid_argument for no nodes.
 Dispersal dispersal(const sim::Mesh& mesh, const std::vector<sim::Mesh::Node>& nodes);
+
+// The contention of a job's own messages: every node of it sends to every other.
+Contention all_to_all_contention(const sim::Mesh& mesh, const std::vector<sim::Mesh::Node>& nodes);
+
+// A column of I/O nodes on the west edge of a mesh of compute nodes (seed 002, ch. VII: 16 I/O nodes
+// west of a 22 × 16 mesh): in the (width + 1) × height mesh that holds both, compute node v sits at
+// (v mod width + 1, v / width) and I/O node t at (0, t).
+class IoColumn {
+ public:
+  explicit IoColumn(const sim::Mesh& compute) : compute_(compute), whole_(compute.width() + 1, compute.height()) {}
+  const sim::Mesh& compute() const noexcept { return compute_; }
+  const sim::Mesh& whole() const noexcept { return whole_; }  // compute and I/O nodes
+  std::size_t io_nodes() const noexcept { return static_cast<std::size_t>(compute_.height()); }
+  sim::Mesh::Node io(std::size_t t) const { return whole_.node({0, static_cast<int>(t)}); }
+  sim::Mesh::Node of(sim::Mesh::Node compute) const {
+    const sim::Mesh::Point p = compute_.at(compute);
+    return whole_.node({p.x + 1, p.y});
+  }
+
+  // The nodes above the middle I/O link (rows height / 2 and up) minus those below: a job's balance,
+  // or the system's for all running jobs' nodes (seed 002, ch. VII).
+  long balance(const std::vector<sim::Mesh::Node>& nodes) const;
+  // The contention of their write traffic (on whole()): every one of `nodes` sends to every I/O node.
+  Contention write_contention(const std::vector<sim::Mesh::Node>& nodes) const;
+
+ private:
+  sim::Mesh compute_, whole_;
+};
 
 }  // namespace dps::cluster

@@ -1,10 +1,15 @@
-// Job: one job of a simulated cluster's workload (seeds 000, 001). Three kinds:
+// Job: one job of a simulated cluster's workload (seeds 000, 001, 002). Four kinds:
 //   - rigid: holds `size` nodes for `runtime` seconds (a line of an SWF trace);
 //   - malleable: a synthetic iterative job (seed 001 §4.1): `iterations` iterations, each taking
 //     `iteration_s` at its start size and as the speedup model says at others, with a resize point
 //     after every iteration;
 //   - application: a real DPS program (`command`, built against dps::sim) run by partial direct
-//     execution on the nodes the scheduler gives it.
+//     execution on the nodes the scheduler gives it;
+//   - traffic: seed 002's communication job, which computes nothing: each of its nodes sends
+//     `messages` messages of `message_bytes`, one after another, a share `io_share` of them to I/O
+//     nodes, the others to its own nodes; it ends when the last arrives. Its messages cross the
+//     simulation's mesh, whose links all running jobs share, so its time depends on where it and
+//     the others are placed.
 // Every kind is killed when it has run `walltime` seconds; backfilling takes `walltime` as its estimate.
 //
 //   dps::cluster::Job j{.id = 1, .kind = dps::cluster::JobKind::Rigid, .submit = 0, .size = 16,
@@ -20,12 +25,13 @@
 
 namespace dps::cluster {
 
-enum class JobKind : std::uint8_t { Rigid, Malleable, Application };
-inline const char* describe(JobKind kind) {  // "rigid", "malleable", "application"
+enum class JobKind : std::uint8_t { Rigid, Malleable, Application, Traffic };
+inline const char* describe(JobKind kind) {  // "rigid", "malleable", "application", "traffic"
   switch (kind) {
     case JobKind::Rigid: return "rigid";
     case JobKind::Malleable: return "malleable";
     case JobKind::Application: return "application";
+    case JobKind::Traffic: return "traffic";
   }
   return "?";
 }
@@ -53,6 +59,11 @@ struct Job {
 
   // application
   std::vector<std::string> command{};
+
+  // traffic (each destination drawn at random, seeded by the job's id)
+  long messages = 0;        // per node
+  double message_bytes = 0;
+  double io_share = 0;      // 0 to 1
 };
 
 // A user class and its priority (seed 001 §3.1: added to the aging priority; gold < platinum).

@@ -21,6 +21,8 @@ struct JobRecord {
   bool killed = false;  // at its walltime
   std::vector<std::pair<double, std::size_t>> sizes;  // (from when, nodes): the first at its start
   Dispersal placed{};  // its nodes at its start, on the simulation's mesh (when it has one)
+  Contention::Peak contention{};  // of its own messages, all to all, at its start (on a mesh)
+  long balance = 0;    // its nodes above the middle I/O link minus those below (with I/O nodes)
 
   double wait() const noexcept { return start - job->submit; }
   double execution() const noexcept { return end - start; }
@@ -47,7 +49,11 @@ struct Results {
   double mean_wait_s = 0, mean_completion_s = 0, mean_execution_s = 0, mean_bounded_slowdown = 0;
   // On a mesh: the jobs' mean dispersal at their start (seed 002: lower is less contention).
   bool on_mesh = false;
-  double mean_average_distance = 0, mean_nodes_affected = 0, mean_links_affected = 0;
+  double mean_average_distance = 0, mean_nodes_affected = 0, mean_links_affected = 0, mean_max_contention = 0;
+  // With I/O nodes west of the mesh, over the jobs' starts: the mean |system balance| (the balance
+  // factor) and the mean max_contention of every busy node writing to every I/O node (seed 002, Table 8).
+  bool io_column = false;
+  double balance_factor = 0, mean_io_contention = 0;
   std::vector<std::string> class_names;  // the workload's, Job::klass indexes them
   std::vector<ClassFigures> classes;  // the workload's classes that have jobs
   std::uint64_t events = 0;

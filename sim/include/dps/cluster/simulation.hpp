@@ -5,7 +5,9 @@
 // Application jobs run as processes of their own, each simulating itself on the nodes it holds (their
 // nodes are theirs alone, so nothing they do touches another job); the loop takes their resize points,
 // returned nodes and ends as events, waiting for a job's next one before it goes past the time the job
-// was last heard from (conservative synchronization).
+// was last heard from (conservative synchronization). Traffic jobs send their messages through one
+// engine (dps/sim/engine.hpp) over the mesh and its I/O column, where all of them share the links:
+// its events are the loop's too, so a job ends when its last message arrives.
 //
 //   dps::cluster::Workload w = dps::cluster::load_workload("nasa.swf.gz");
 //   dps::cluster::EasyBackfilling easy;
@@ -17,6 +19,7 @@
 #include "dps/cluster/results.hpp"
 #include "dps/cluster/scheduler.hpp"
 #include "dps/cluster/workload.hpp"
+#include "dps/sim/model.hpp"
 
 #include <functional>
 #include <memory>
@@ -34,9 +37,19 @@ struct SimulationOptions {
   std::string logs{};
   // Which idle nodes a job gets (allocation.hpp); null: the lowest-numbered ones.
   Allocator* allocator = nullptr;
-  // The mesh the nodes sit on (node v at (v mod width, v / width)): each job's dispersal at its start
-  // goes into the results. Null: none.
+  // The mesh the nodes sit on (node v at (v mod width, v / width)): each job's dispersal and the
+  // contention of its own messages at its start go into the results. Null: none.
   const sim::Mesh* mesh = nullptr;
+  // With the mesh: I/O nodes in a column west of it (contention.hpp), for the jobs' balance, the
+  // balance factor and the contention of writes to them.
+  bool io_column = false;
+  // Traffic jobs' messages cross the mesh's links (and its I/O column's), XY routed, shared by all
+  // running jobs (seed 002's Intel TFLOPS: 380 MB/s a direction), by default equally: a fair share
+  // per link, the fluid model of Mache's contention counts.
+  double link_bandwidth = 380e6;  // bytes per second
+  double hop_latency = 100e-9;    // seconds
+  double io_bandwidth = 0;        // of an I/O node's link (0: link_bandwidth; the TFLOPS's: 64 MB/s)
+  sim::Sharing sharing = sim::Sharing::Equal;
   // Called at most twice a second with the simulated time and the jobs done so far (progress on a
   // terminal).
   std::function<void(double now, std::size_t done)> progress{};

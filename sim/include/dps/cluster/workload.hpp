@@ -45,6 +45,21 @@ struct ReshapeMix {
 };
 std::vector<Job> reshape_mix(const ReshapeMix& mix, std::uint16_t gold, std::uint16_t platinum);
 
+// Seed 002's synthetic stream of traffic jobs: sizes exponential (mean 16, at most the cluster's
+// nodes), Poisson arrivals; every job sends the same messages, with the same I/O share.
+struct TrafficStream {
+  std::size_t jobs = 1000;
+  double mean_size = 16;
+  double mean_arrival_s = 1;
+  long messages = 32;            // per node
+  double message_bytes = 65536;
+  double io_share = 0.5;
+  double walltime = 1e9;
+  double start_s = 0;
+  std::uint64_t seed = 1;
+};
+std::vector<Job> traffic_stream(const TrafficStream& stream, std::size_t nodes);
+
 // .swf or .swf.gz: an SWF trace; .json: a workload file. Throws std::runtime_error with one line
 // (the file, line or entry, and what is wrong).
 Workload load_workload(const std::string& path, const WorkloadOptions& options = {});

@@ -13,6 +13,8 @@
 // or, for a mesh of routers instead of a star (width × height must be the node count):
 //     "network": { ..., "topology": { "kind": "mesh", "width": 4, "height": 2, "torus": false,
 //                                      "link_bandwidth_MBps": 380, "hop_latency_us": 0.1 } }
+// ("io_column": true adds a column of `height` I/O nodes on the west edge, the model's last nodes; a
+// group's "bandwidth_MBps" gives its nodes' links a bandwidth of their own: Mache's 64 MB/s I/O nodes)
 // or for segments, one per node group, joined by a router (seed 003: r1 = 1.2 ms, r2 = 0.08 µs/byte):
 //     "network": { ..., "topology": { "kind": "segments", "bandwidth_MBps": 1.25,
 //                                      "router_latency_us": 1200, "router_bandwidth_MBps": 12.5 } }
@@ -48,6 +50,7 @@ struct NodeGroup {
   unsigned cores = 1;
   double speed = 1.0;    // relative: a step of t seconds at speed 1 takes t / speed
   unsigned workers = 0;  // steps that run at once, as the runtime's worker threads; 0: every one ready
+  double bandwidth = 0;  // bytes per second of each node's link, each way; 0: the network's (mesh and segments only)
 };
 
 enum class Topology {
@@ -58,11 +61,17 @@ enum class Topology {
 
 // A mesh topology: node v at router (v mod width, v / width); each link between neighbouring routers
 // carries `link_bandwidth` each way (0: the nodes' bandwidth), and each hop adds `hop_latency`.
+// With an I/O column (seed 002, ch. VII), the routers are (width + 1) × height: node v < width · height
+// at (v mod width + 1, v / width), and the `height` nodes after them, the I/O nodes, at (0, v − width · height).
 struct MeshShape {
   int width = 0, height = 0;
   bool torus = false;
   double link_bandwidth = 0;  // bytes per second
   double hop_latency = 0;     // seconds
+  bool io_column = false;
+  std::size_t nodes() const noexcept {  // the nodes it holds
+    return static_cast<std::size_t>(width + (io_column ? 1 : 0)) * static_cast<std::size_t>(height);
+  }
 };
 
 // Weissman's metasystem: the nodes of a group share its segment's bandwidth (0: the nodes'); a message
