@@ -376,11 +376,11 @@ std::vector<Transfer> master_worker_traffic(std::size_t nodes, std::size_t count
 using Traffic = std::vector<Transfer> (*)(std::size_t nodes, std::size_t count, unsigned seed);
 
 void expect_matches_reference(Sharing sharing, Traffic traffic = busy_traffic, std::size_t nodes = 12,
-                              const ClusterModel* model = nullptr, const Links* links = nullptr) {
+                              const ClusterModel* model = nullptr, const Links* links = nullptr, std::size_t count = 300) {
   const ClusterModel stars = star(nodes, sharing);
   const Links star_network = star_links(nodes);
   for (unsigned seed = 1; seed <= 3; ++seed) {
-    const std::vector<Transfer> transfers = traffic(nodes, 300, seed);
+    const std::vector<Transfer> transfers = traffic(nodes, count, seed);
     Engine engine(model ? *model : stars);
     Clock clock(engine);
     Starter starter(engine, transfers, clock);
@@ -505,6 +505,56 @@ TEST(SimEngine, EqualSharingOnAMeshMatchesRecomputingEveryRateAtEveryEvent) {
   const ClusterModel m = mesh(4, 3, Sharing::Equal, kBandwidth / 3);
   const Links links = mesh_links(m);
   expect_matches_reference(Sharing::Equal, busy_traffic, 12, &m, &links);
+}
+
+// Writes to the I/O nodes of a column west of a mesh (the last `height` nodes, slower), among random
+// pairs, most at once: many flows bound to the I/O nodes' links cross links whose shares change
+// together, so each bound link's heap of them has several keys changed by one event.
+std::vector<Transfer> io_traffic(std::size_t nodes, std::size_t count, unsigned seed) {
+  const auto io = static_cast<VNode>(nodes / 9);  // a 2·io × io mesh and io I/O nodes: 2 io² + io = nodes
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<VNode> compute(0, static_cast<VNode>(nodes) - io - 1), writes(static_cast<VNode>(nodes) - io, static_cast<VNode>(nodes) - 1);
+  std::uniform_real_distribution<double> start(0, 0.002), bytes(1e3, 1e6);
+  std::vector<Transfer> out;
+  while (out.size() < count) {
+    const VNode from = compute(random), to = out.size() % 3 ? writes(random) : compute(random);
+    if (from != to) out.push_back({from, to, start(random), bytes(random)});
+  }
+  return out;
+}
+
+void expect_io_column_matches_reference(Sharing sharing, int height, std::size_t count) {
+  const int width = 2 * height, columns = width + 1;
+  const auto compute = static_cast<std::size_t>(width * height), nodes = compute + static_cast<std::size_t>(height);
+  ClusterModel m = star(nodes, sharing);
+  m.groups = {{.name = "compute", .count = compute}, {.name = "io", .count = static_cast<std::size_t>(height), .bandwidth = kBandwidth / 8}};
+  m.network.topology = Topology::Mesh;
+  m.network.mesh = {.width = width, .height = height, .link_bandwidth = kBandwidth / 3, .hop_latency = kHop, .io_column = true};
+  const auto grid = std::make_shared<Mesh>(columns, height);
+  auto router = [=](VNode v) {
+    return v < compute ? (v / static_cast<VNode>(width)) * static_cast<VNode>(columns) + v % static_cast<VNode>(width) + 1
+                       : (v - static_cast<VNode>(compute)) * static_cast<VNode>(columns);
+  };
+  std::vector<double> capacity(2 * nodes, m.network.bandwidth);
+  std::fill(capacity.begin() + static_cast<std::ptrdiff_t>(2 * compute), capacity.end(), kBandwidth / 8);
+  capacity.resize(2 * nodes + grid->links(), m.network.mesh.link_bandwidth);
+  const Links links{capacity,
+                    [=](VNode f, VNode t) {
+                      std::vector<Mesh::Link> hops;
+                      grid->route(router(f), router(t), hops);
+                      std::vector<std::size_t> route{2 * std::size_t{f}};
+                      for (Mesh::Link h : hops) route.push_back(2 * nodes + h);
+                      route.push_back(2 * std::size_t{t} + 1);
+                      return route;
+                    },
+                    [=](VNode f, VNode t) { return m.network.latency + grid->distance(router(f), router(t)) * m.network.mesh.hop_latency; }};
+  expect_matches_reference(sharing, io_traffic, nodes, &m, &links, count);
+}
+
+TEST(SimEngine, EqualAndMaxMinSharingOfWritesToAnIoColumnMatchRecomputingEveryRate) {
+  expect_io_column_matches_reference(Sharing::MaxMin, 4, 300);
+  expect_io_column_matches_reference(Sharing::Equal, 4, 300);
+  expect_io_column_matches_reference(Sharing::Equal, 8, 800);  // 144 nodes, hundreds of flows at once
 }
 
 TEST(SimEngine, MaxMinSharingOnAMeshAndATorusMatchesRecomputingEveryRateAtEveryEvent) {

@@ -69,6 +69,28 @@ TEST(Traffic, WritesGoToTheIoColumnAtTheIoNodesBandwidth) {
   EXPECT_EQ(Simulation(lone, fcfs, {.mesh = &mesh}).run().jobs[0].execution(), 0) << "a lone node's own messages go nowhere";
 }
 
+// Seed 002's stream on its 22×16 mesh with 16 I/O nodes west, all writes: hundreds of messages at
+// once, most of them through the I/O column (debug builds check every flow's share at every event).
+// Every job ends, no sooner than its nodes' writes can, and PLAS keeps the balance that Paging does not.
+TEST(Traffic, AStreamOfWritersOnMachesMesh) {
+  const Mesh mesh(22, 16);
+  Workload w{.jobs = traffic_stream({.jobs = 100, .mean_arrival_s = 0.02, .messages = 8, .message_bytes = 262144, .io_share = 1}, 352),
+             .nodes = 352,
+             .classes = {{"normal", 0}}};
+  Fcfs fcfs;
+  Paging paging;
+  Plas plas(mesh);
+  const Results paged = Simulation(w, fcfs, {.allocator = &paging, .mesh = &mesh, .io_column = true}).run();
+  const Results balanced = Simulation(w, fcfs, {.allocator = &plas, .mesh = &mesh, .io_column = true}).run();
+  for (const Results* r : {&paged, &balanced})
+    for (const JobRecord& j : r->jobs) {
+      EXPECT_FALSE(j.killed);
+      EXPECT_GE(j.execution(), 8 * 262144 / kLink) << "job " << j.job->id;
+    }
+  EXPECT_LT(balanced.balance_factor, 1);
+  EXPECT_GT(paged.balance_factor, 5);
+}
+
 TEST(Traffic, NeedsAMeshAndIoNodesForItsWrites) {
   const Mesh mesh(2, 2);
   Fcfs fcfs;

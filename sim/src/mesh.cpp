@@ -67,19 +67,17 @@ int Mesh::distance(Node a, Node b) const {
 }
 
 void Mesh::route(Node a, Node b, std::vector<Link>& hops) const {
-  Point p = at(a);
-  const Point q = at(b);
+  const Point p = at(a), q = at(b);
   bool east = false, north = false;
   const int dx = steps(p.x, q.x, width_, east), dy = steps(p.y, q.y, height_, north);
+  int x = p.x, y = p.y;
   for (int k = 0; k < dx; ++k) {
-    const Link l = link(node(p), east ? East : West);
-    hops.push_back(l);
-    p = at(to(l));
+    hops.push_back(link(static_cast<Node>(y * width_ + x), east ? East : West));
+    x = east ? (x + 1 == width_ ? 0 : x + 1) : (x == 0 ? width_ - 1 : x - 1);  // wraps on a torus only
   }
   for (int k = 0; k < dy; ++k) {
-    const Link l = link(node(p), north ? North : South);
-    hops.push_back(l);
-    p = at(to(l));
+    hops.push_back(link(static_cast<Node>(y * width_ + x), north ? North : South));
+    y = north ? (y + 1 == height_ ? 0 : y + 1) : (y == 0 ? height_ - 1 : y - 1);
   }
 }
 

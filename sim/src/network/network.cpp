@@ -11,10 +11,10 @@ namespace dps::sim::network {
 namespace {
 
 std::unique_ptr<Model> routed(const ClusterModel& model, std::size_t nodes, std::vector<Routed::Inner> inner,
-                              Routed::Routes routes, Usage& usage, Events& events) {
+                              Routed::Routes routes, Usage& usage, Events& events, Routed::Delay delay = {}) {
   if (model.network.sharing == Sharing::Equal)
-    return std::make_unique<RoutedEqual>(model, nodes, std::move(inner), std::move(routes), usage, events);
-  return std::make_unique<RoutedMaxMin>(model, nodes, std::move(inner), std::move(routes), usage, events);
+    return std::make_unique<RoutedEqual>(model, nodes, std::move(inner), std::move(routes), usage, events, std::move(delay));
+  return std::make_unique<RoutedMaxMin>(model, nodes, std::move(inner), std::move(routes), usage, events, std::move(delay));
 }
 
 // A mesh's XY routes between the routers of the nodes (node v at router v, or one column east of it
@@ -24,20 +24,19 @@ std::unique_ptr<Model> mesh(const ClusterModel& cluster, std::size_t nodes, Usag
   const MeshShape& shape = model.mesh;
   const int columns = shape.width + (shape.io_column ? 1 : 0);
   const auto grid = std::make_shared<const Mesh>(columns, shape.height, shape.torus);
-  Routed::Routes routes;
+  std::function<Mesh::Node(VNode)> router = [](VNode v) { return v; };
   if (shape.io_column) {
     const auto compute = static_cast<VNode>(shape.width) * static_cast<VNode>(shape.height);
     const auto width = static_cast<VNode>(shape.width), across = static_cast<VNode>(columns);
-    routes = [grid, compute, width, across](VNode from, VNode to, std::vector<LinkId>& inner) {
-      auto router = [&](VNode v) { return v < compute ? (v / width) * across + v % width + 1 : (v - compute) * across; };
-      grid->route(router(from), router(to), inner);
-    };
-  } else {
-    routes = [grid](VNode from, VNode to, std::vector<LinkId>& inner) { grid->route(from, to, inner); };
+    router = [compute, width, across](VNode v) { return v < compute ? (v / width) * across + v % width + 1 : (v - compute) * across; };
   }
+  Routed::Routes routes = [grid, router](VNode from, VNode to, std::vector<LinkId>& inner) { grid->route(router(from), router(to), inner); };
+  Routed::Delay delay = [grid, router, hop = shape.hop_latency](VNode from, VNode to) {
+    return hop * grid->distance(router(from), router(to));
+  };
   const double capacity = shape.link_bandwidth > 0 ? shape.link_bandwidth : model.bandwidth;
   return routed(cluster, nodes, std::vector<Routed::Inner>(grid->links(), {capacity, shape.hop_latency}), std::move(routes), usage,
-                events);
+                events, std::move(delay));
 }
 
 // Weissman's metasystem: each node group shares one segment (inner link g); a message between groups

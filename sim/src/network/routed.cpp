@@ -7,8 +7,9 @@
 namespace dps::sim::network {
 
 Routed::Routed(const ClusterModel& cluster, std::size_t nodes, std::vector<Inner> inner, Routes routes, Usage& usage,
-               Events& events)
-    : BoundLinks(nodes, 2 * nodes + inner.size(), usage, events), model_(cluster.network), routes_(std::move(routes)) {
+               Events& events, Delay delay)
+    : BoundLinks(nodes, 2 * nodes + inner.size(), usage, events), model_(cluster.network), routes_(std::move(routes)),
+      delay_(std::move(delay)) {
   for (LinkId l = 0; l < links_.size(); ++l) {
     const double group = l < 2 * nodes && l / 2 < cluster.node_count() ? cluster.group_of(l / 2).bandwidth : 0;
     links_[l].capacity = l >= 2 * nodes ? inner[l - 2 * nodes].capacity : group > 0 ? group : model_.bandwidth;
@@ -17,6 +18,7 @@ Routed::Routed(const ClusterModel& cluster, std::size_t nodes, std::vector<Inner
 }
 
 double Routed::latency(VNode from, VNode to) const {
+  if (delay_) return model_.latency + delay_(from, to);
   hops_.clear();
   routes_(from, to, hops_);
   double seconds = model_.latency;
@@ -49,6 +51,7 @@ void Routed::end(FlowId id, double now) {
   now_ = now;
   Flow& f = flows_[id];
   for (LinkId l : f.route) advance(l);
+  leaving(id);
   unbind(id);
   for (std::size_t k = 0; k < f.route.size(); ++k) {
     std::vector<Entry>& list = links_[f.route[k]].flows;

@@ -24,7 +24,8 @@ struct RoutedFlow : BoundFlow {
   std::vector<std::uint32_t> at;  // its place in each of those links' lists
   std::uint32_t mark = 0;         // the rules' searches
   LinkId frozen = kNone;          // max-min: the link that fixed its rate
-  double floor = 0;               // equal: at most the least share of its links but the bound one
+  LinkId filed = kNone;           // equal: the bound link its buckets file it under
+  std::vector<std::uint32_t> bucket, in_bucket;  // equal: per hop, its bucket there and its place in it
 };
 
 struct RoutedLink : BoundLink {
@@ -42,12 +43,15 @@ class Routed : public BoundLinks<RoutedFlow, RoutedLink> {
  public:
   // Appends the inner links (numbered from 0) a transfer from one node's router to another's crosses.
   using Routes = std::function<void(VNode from, VNode to, std::vector<LinkId>& inner)>;
+  // The latency of those links, when it is quicker to say than the route (a mesh's: hops × hop latency).
+  using Delay = std::function<double(VNode from, VNode to)>;
   struct Inner {
     double capacity = 0;  // bytes per second
     double latency = 0;   // seconds a message spends crossing it
   };
   // The nodes' own links have their group's bandwidth, else the network's; `inner` are the others.
-  Routed(const ClusterModel& cluster, std::size_t nodes, std::vector<Inner> inner, Routes routes, Usage& usage, Events& events);
+  Routed(const ClusterModel& cluster, std::size_t nodes, std::vector<Inner> inner, Routes routes, Usage& usage, Events& events,
+         Delay delay = {});
 
   // The model's latency, and the latency of each inner link of the route.
   double latency(VNode from, VNode to) const override;
@@ -62,6 +66,7 @@ class Routed : public BoundLinks<RoutedFlow, RoutedLink> {
   // The links of `changed` gained or lost a flow (`joined`, or kNone): set the rates, rebind the flows
   // whose bottleneck moved.
   virtual void reshare(std::span<const LinkId> changed, FlowId joined) = 0;
+  virtual void leaving(FlowId) {}  // before it is unbound and taken off its links' lists
 
   const NetworkModel& model_;
 
@@ -72,6 +77,7 @@ class Routed : public BoundLinks<RoutedFlow, RoutedLink> {
   }
 
   Routes routes_;
+  Delay delay_;
   std::vector<double> latency_;       // of each inner link
   mutable std::vector<LinkId> hops_;  // scratch: latency()'s route
 };
@@ -82,10 +88,36 @@ class RoutedEqual : public Routed {
 
  protected:
   void reshare(std::span<const LinkId> changed, FlowId joined) override;
+  void leaving(FlowId id) override { unfile(id); }
 
  private:
-  void rescan(FlowId id);  // binds it to the least of its shares, its floor exact
-  std::uint32_t epoch_ = 0;
+  // The flows that cross `link` and are bound to `bound` (another link), kept so that a change of
+  // either link's share finds just the flows it can move.
+  struct Bucket {
+    LinkId link = kNone, bound = kNone;
+    std::vector<Entry> flows;
+    double share = 0;                // its link's, as the bound link's heap has it
+    std::uint32_t at_link = kNone;   // in its link's list
+    std::uint32_t at_watch = kNone;  // in its bound link's heap
+  };
+  void reshare_buckets(std::span<const LinkId> changed, FlowId joined);
+  LinkId least(FlowId id) const;     // the first link of its route with the least share
+  void move(FlowId id, LinkId to);   // binds it there, and files it under that link
+  void file(FlowId id, LinkId to);
+  void unfile(FlowId id);
+  std::uint32_t bucket(LinkId link, LinkId bound);  // found or made
+  void release(std::uint32_t id);                   // an empty bucket
+  auto by_share() const noexcept {  // a bound link's buckets, the one whose link has the least share first
+    return [this](std::uint32_t a, std::uint32_t b) { return buckets_[a].share < buckets_[b].share; };
+  }
+  auto watch_at() noexcept {
+    return [this](std::uint32_t b) -> std::uint32_t& { return buckets_[b].at_watch; };
+  }
+
+  std::vector<Bucket> buckets_;
+  std::vector<std::uint32_t> free_;                  // buckets to reuse
+  std::vector<std::vector<std::uint32_t>> on_link_;  // per link: the buckets of the flows crossing it
+  std::vector<std::vector<std::uint32_t>> watch_;    // per link: the buckets bound to it, a heap by_share
 };
 
 class RoutedMaxMin : public Routed {
