@@ -185,7 +185,7 @@ TEST(Allocation, ContiguousStrategiesRefuseWhatFitsNoRectangle) {
   EXPECT_THROW(first.place(idle, 2, {}), std::logic_error);
   EXPECT_EQ(first.place(idle, 2, {1}).size(), 2u) << "a growth takes the nearest idle nodes";
   // On 4x4: a job of 1 at (0, 0), one of 6 (3x2) beside it; the 9 nodes left are idle but hold no
-  // 3x3, 3x4 or 4x3 rectangle, so under First Fit the third job waits for the second's end.
+  // 3x3 rectangle, so under First Fit the third job waits for the second's end.
   auto job = [](std::uint64_t id, std::size_t size) {
     return Job{.id = id, .kind = JobKind::Rigid, .submit = 0, .size = size, .walltime = 10, .runtime = 10};
   };

@@ -193,28 +193,34 @@ bool Contiguous::pick(const std::vector<bool>& idle, std::size_t count, Rectangl
   const int width = mesh_.width(), height = mesh_.height();
   const auto n = static_cast<int>(count);
   const auto [w, h] = MinimizeContention::shape(count);
-  std::vector<std::pair<int, int>> shapes;
-  for (const auto& s : {std::pair{w, h}, {h, w}, {(n + height - 1) / height, height}, {width, (n + width - 1) / width}})
-    if (s.first <= width && s.second <= height && std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
   const BusyCounts busy(mesh_, idle);
-  int best = -1;
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x)
-      for (const auto& [sw, sh] : shapes) {
-        if (x + sw > width || y + sh > height || busy.in(x, y, sw, sh) != 0) continue;
-        if (fit_ == Fit::First) {
-          chosen = {{x, y}, sw, sh};
-          return true;
+  // The request's rectangle in either orientation; only when neither fits the mesh, whole columns or rows.
+  for (const auto& candidates : {std::vector<std::pair<int, int>>{{w, h}, {h, w}},
+                                 std::vector<std::pair<int, int>>{{(n + height - 1) / height, height}, {width, (n + width - 1) / width}}}) {
+    std::vector<std::pair<int, int>> shapes;
+    for (const auto& s : candidates)
+      if (s.first <= width && s.second <= height && std::find(shapes.begin(), shapes.end(), s) == shapes.end()) shapes.push_back(s);
+    if (shapes.empty()) continue;
+    int best = -1;
+    for (int y = 0; y < height; ++y)
+      for (int x = 0; x < width; ++x)
+        for (const auto& [sw, sh] : shapes) {
+          if (x + sw > width || y + sh > height || busy.in(x, y, sw, sh) != 0) continue;
+          if (fit_ == Fit::First) {
+            chosen = {{x, y}, sw, sh};
+            return true;
+          }
+          // Its border: the busy nodes around it, and the mesh's edges (each counted as a node).
+          int touching = 0;
+          for (const auto& [bx, by, bw, bh] : {std::array{x, y - 1, sw, 1}, {x, y + sh, sw, 1}, {x - 1, y, 1, sh}, {x + sw, y, 1, sh}}) {
+            const bool outside = bx < 0 || by < 0 || bx + bw > width || by + bh > height;
+            touching += outside ? bw * bh : busy.in(bx, by, bw, bh);
+          }
+          if (touching > best) best = touching, chosen = {{x, y}, sw, sh};
         }
-        // Its border: the busy nodes around it, and the mesh's edges (each counted as a node).
-        int touching = 0;
-        for (const auto& [bx, by, bw, bh] : {std::array{x, y - 1, sw, 1}, {x, y + sh, sw, 1}, {x - 1, y, 1, sh}, {x + sw, y, 1, sh}}) {
-          const bool outside = bx < 0 || by < 0 || bx + bw > width || by + bh > height;
-          touching += outside ? bw * bh : busy.in(bx, by, bw, bh);
-        }
-        if (touching > best) best = touching, chosen = {{x, y}, sw, sh};
-      }
-  return best >= 0;
+    return best >= 0;
+  }
+  return false;
 }
 
 bool Contiguous::fits(const std::vector<bool>& idle, std::size_t count) const {

@@ -2,7 +2,7 @@
 // it every time. Contiguous strategies give a job's start one rectangle of the mesh, and may refuse
 // while enough nodes are idle (fits()); the others never refuse:
 //   - FirstFit and BestFit (contiguous): the request's rectangle, w = ⌈√count⌉ by h = ⌈count / w⌉ in
-//     either orientation, or whole rows or columns when it is wider than the mesh; its first `count`
+//     either orientation, or whole columns or rows when neither fits the mesh; its first `count`
 //     nodes row by row. First Fit takes the first idle rectangle by its lower-left corner, row by
 //     row; Best Fit the one whose border touches the most busy nodes and edges, the first on a tie.
 //     A growth takes a rectangle too, else the idle nodes nearest the job's;
