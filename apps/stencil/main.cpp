@@ -186,6 +186,8 @@ int main(int argc, char** argv) {
         std::snprintf(item, sizeof item, "%s%.6f", k ? ", " : "", r.iteration_seconds[k]);
         figures += item;
       }
+      figures += "], \"rows\": [";
+      for (std::size_t k = 0; k < r.rows.size(); ++k) figures += (k ? ", " : "") + std::to_string(r.rows[k]);
       figures += "]}";
     }
     std::printf("%s\n", figures.c_str());

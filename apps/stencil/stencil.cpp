@@ -90,6 +90,7 @@ class Job {
 
   std::size_t size() const { return blocks_.size(); }
   Graphs& graphs() { return graphs_; }
+  const dps::Layout& layout() const { return layout_; }
 
   // Grows or shrinks to `threads` block threads after `done` iterations.
   Resize resize(std::size_t threads, long done) {
@@ -168,6 +169,7 @@ Result run(dps::Application& app, const Options& o) {
     throw std::logic_error("stencil::run: the model partition needs Options::per_point (SweepCost::measure)");
   Job job(app, o);
   Result result;
+  for (std::size_t k = 0; k < job.layout().rows().parts(); ++k) result.rows.push_back(job.layout().rows().count(k));
   const double start = app.now();
   double segment_start = start, redistribution = 0;
   long done = 0, segment_first = 0;

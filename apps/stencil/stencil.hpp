@@ -67,6 +67,7 @@ struct Result {
   double residual = -1;  // the last measured; -1: none
   std::vector<Resize> resizes;
   std::vector<double> iteration_seconds;  // the mean iteration time of each segment between resize points
+  std::vector<std::size_t> rows;          // at the start: each strip's rows (blocks: each grid row's)
   std::optional<Grid> grid;
 };
 

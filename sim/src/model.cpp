@@ -107,7 +107,7 @@ ClusterModel check(const json& root, const Reader& r) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string path = "groups[" + std::to_string(i) + "].";
     const json& g = groups[i];
-    r.only(g, path, {"name", "count", "cores", "speed", "workers", "bandwidth_MBps"});
+    r.only(g, path, {"name", "count", "cores", "speed", "workers", "bandwidth_MBps", "segment"});
     NodeGroup group;
     group.name = g.contains("name") && g["name"].is_string() ? g["name"].get<std::string>() : "group" + std::to_string(i);
     group.count = r.count(g, path, "count");
@@ -115,6 +115,12 @@ ClusterModel check(const json& root, const Reader& r) {
     group.speed = r.number(g, path, "speed", true);
     group.workers = g.contains("workers") ? static_cast<unsigned>(r.count(g, path, "workers")) : 0u;
     group.bandwidth = r.optional_number(g, path, "bandwidth_MBps", 0.0) * 1e6;
+    if (g.contains("segment")) {
+      const json& v = g["segment"];
+      if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 65535)
+        r.fail(path + "segment", "must be an integer from 0 to 65535, got " + v.dump());
+      group.segment = v.get<int>();
+    }
     m.groups.push_back(std::move(group));
   }
   const json& n = r.field(root, "", "network");
@@ -181,6 +187,9 @@ ClusterModel check(const json& root, const Reader& r) {
     }
   }
   for (std::size_t i = 0; i < m.groups.size(); ++i)
+    if (m.groups[i].segment >= 0 && m.network.topology != Topology::Segments)
+      r.fail("groups[" + std::to_string(i) + "].segment", "needs the segments topology");
+  for (std::size_t i = 0; i < m.groups.size(); ++i)
     if (m.groups[i].bandwidth > 0 && m.network.topology == Topology::Star)
       r.fail("groups[" + std::to_string(i) + "].bandwidth_MBps", "needs a mesh or segments topology: a star's links all have the network's");
   return m;
@@ -236,6 +245,7 @@ std::string ClusterModel::to_json() const {
     groups_json.push_back({{"name", g.name}, {"count", g.count}, {"cores", g.cores}, {"speed", g.speed}});
     if (g.workers > 0) groups_json.back()["workers"] = g.workers;
     if (g.bandwidth > 0) groups_json.back()["bandwidth_MBps"] = tidy(g.bandwidth / 1e6);
+    if (g.segment >= 0) groups_json.back()["segment"] = g.segment;
   }
   const json root = {
       {"groups", groups_json},

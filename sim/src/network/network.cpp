@@ -6,6 +6,8 @@
 
 #include "dps/sim/mesh.hpp"
 
+#include <algorithm>
+
 namespace dps::sim::network {
 
 namespace {
@@ -39,16 +41,18 @@ std::unique_ptr<Model> mesh(const ClusterModel& cluster, std::size_t nodes, Usag
                 events, std::move(delay));
 }
 
-// Weissman's metasystem: each node group shares one segment (inner link g); a message between groups
-// crosses its source's segment, the router (inner link `groups`), and its destination's segment.
+// Weissman's metasystem: each segment is an inner link (the groups that name one share it, each other
+// group has one of its own); a message between segments crosses its source's, the router (the inner
+// link after them), and its destination's.
 std::unique_ptr<Model> segments(const ClusterModel& cluster, std::size_t nodes, Usage& usage, Events& events) {
   const NetworkModel& model = cluster.network;
+  std::uint32_t named = 0;
+  for (const NodeGroup& g : cluster.groups) named = std::max(named, static_cast<std::uint32_t>(g.segment + 1));
   std::vector<std::uint32_t> group_of;
-  std::vector<Routed::Inner> inner;
-  for (const NodeGroup& g : cluster.groups) {
-    group_of.insert(group_of.end(), g.count, static_cast<std::uint32_t>(inner.size()));
-    inner.push_back({model.segments.bandwidth > 0 ? model.segments.bandwidth : model.bandwidth, 0.0});
-  }
+  std::uint32_t next = named;
+  for (const NodeGroup& g : cluster.groups)
+    group_of.insert(group_of.end(), g.count, g.segment >= 0 ? static_cast<std::uint32_t>(g.segment) : next++);
+  std::vector<Routed::Inner> inner(next, {model.segments.bandwidth > 0 ? model.segments.bandwidth : model.bandwidth, 0.0});
   const auto router = static_cast<LinkId>(inner.size());
   inner.push_back({model.segments.router_bandwidth, model.segments.router_latency});
   Routed::Routes routes = [group_of = std::move(group_of), router](VNode from, VNode to, std::vector<LinkId>& links) {

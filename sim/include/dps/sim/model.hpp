@@ -51,6 +51,7 @@ struct NodeGroup {
   double speed = 1.0;    // relative: a step of t seconds at speed 1 takes t / speed
   unsigned workers = 0;  // steps that run at once, as the runtime's worker threads; 0: every one ready
   double bandwidth = 0;  // bytes per second of each node's link, each way; 0: the network's (mesh and segments only)
+  int segment = -1;      // segments topology: the segment its nodes share (-1: one of its own, after the numbered ones)
 };
 
 enum class Topology {
@@ -74,9 +75,10 @@ struct MeshShape {
   }
 };
 
-// Weissman's metasystem: the nodes of a group share its segment's bandwidth (0: the nodes'); a message
-// between groups crosses the router, which adds `router_latency` (r1) and passes `router_bandwidth`
-// bytes per second (1 / r2) shared by the messages crossing it.
+// Weissman's metasystem: the nodes of a group share its segment's bandwidth (0: the nodes'), and
+// groups that name one "segment" share it; a message between segments crosses the router, which adds
+// `router_latency` (r1) and passes `router_bandwidth` bytes per second (1 / r2) shared by the messages
+// crossing it.
 struct SegmentsShape {
   double bandwidth = 0;         // bytes per second
   double router_latency = 0;    // seconds
