@@ -458,6 +458,39 @@ TEST(SimEngine, OnAMeshWithAnIoColumnTheIoNodesSitWest) {
   }
 }
 
+// Three nodes placed on a 4×4 mesh at routers 0, 15 and 1: 0 to 1 is 6 hops, 0 to 2 one.
+TEST(SimEngine, OnAMeshNodesSitOnTheRoutersTheModelPlacesThemOn) {
+  ClusterModel m = star(3, Sharing::Equal);
+  m.network.topology = Topology::Mesh;
+  m.network.mesh = {.width = 4, .height = 4, .link_bandwidth = kBandwidth, .hop_latency = kHop, .routers = {0, 15, 1}};
+  Engine engine(m);
+  Clock clock(engine);
+  const double s = 1e6;
+  engine.transfer(0, 1, s, {&clock, 1});
+  engine.transfer(2, 0, s, {&clock, 2});
+  while (engine.step()) {}
+  expect_near_relative(clock.ended.at(1), kLatency + 6 * kHop + s / kBandwidth);
+  expect_near_relative(clock.ended.at(2), kLatency + 1 * kHop + s / kBandwidth);
+}
+
+// Segments a group names are shared: groups 0 and 2 on segment 0, group 1 on segment 1; 0 → 2 stays
+// on segment 0 (no router), 0 → 1 crosses the router.
+TEST(SimEngine, GroupsThatNameOneSegmentShareItAndOnlyCrossingMessagesTheRouter) {
+  ClusterModel m = star(3, Sharing::Equal);
+  m.groups = {{.name = "a", .count = 1, .segment = 0}, {.name = "b", .count = 1, .segment = 1}, {.name = "c", .count = 1, .segment = 0}};
+  m.network.topology = Topology::Segments;
+  m.network.segments = {.bandwidth = kBandwidth, .router_latency = 1e-3, .router_bandwidth = kBandwidth};
+  Engine engine(m);
+  Clock clock(engine);
+  const double s = 1e6;
+  engine.transfer(0, 2, s, {&clock, 1});
+  while (engine.step()) {}
+  expect_near_relative(clock.ended.at(1), kLatency + s / kBandwidth);
+  engine.transfer(0, 1, s, {&clock, 2});
+  while (engine.step()) {}
+  expect_near_relative(clock.ended.at(2) - clock.ended.at(1), kLatency + 1e-3 + s / kBandwidth);
+}
+
 TEST(SimEngine, TwoFlowsShareAMeshLinkTheyBothCrossAndNotDisjointOnes) {
   for (const Sharing sharing : {Sharing::Equal, Sharing::MaxMin}) {
     Engine engine(mesh(4, 1, sharing));

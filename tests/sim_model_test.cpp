@@ -127,6 +127,35 @@ TEST(SimModel, AMeshWithAColumnOfIoNodesAndTheirBandwidth) {
             "cluster.json: groups[0].bandwidth_MBps needs a mesh or segments topology: a star's links all have the network's");
 }
 
+// Nodes placed on chosen routers of a larger mesh (an application's placement): distinct routers
+// inside it, as many as the nodes.
+TEST(SimModel, AMeshPlacesEachNodeOnTheRouterItNames) {
+  const std::string mesh = ", \"topology\": {\"kind\": \"mesh\", \"width\": 4, \"height\": 4, \"routers\": [0, 5, 10, 15, 3, 12]}";
+  std::string text = kGood;
+  text.insert(text.rfind('}', text.rfind('}') - 1), mesh);
+  const ClusterModel m = ClusterModel::parse(text);
+  EXPECT_EQ(m.network.mesh.routers, (std::vector<std::uint32_t>{0, 5, 10, 15, 3, 12}));
+  EXPECT_EQ(ClusterModel::parse(m.to_json()).to_json(), m.to_json());
+  EXPECT_EQ(error_of(text, {"network.topology.routers=[0, 5, 10, 15, 3, 16]"}),
+            "cluster.json: network.topology.routers must hold router numbers from 0 to 15, got 16");
+  EXPECT_EQ(error_of(text, {"network.topology.routers=[0, 5, 10, 15, 3, 5]"}), "cluster.json: network.topology.routers places two nodes on router 5");
+  EXPECT_EQ(error_of(text, {"network.topology.routers=[0, 5]"}),
+            "cluster.json: network.topology is a 4x4 mesh with 2 nodes placed, but the groups have 6 nodes");
+}
+
+// Groups that name one segment share it (seed 003's random placement: processors of one cluster
+// scattered along the node order).
+TEST(SimModel, GroupsThatNameOneSegmentShareIt) {
+  const std::string segments = ", \"topology\": {\"kind\": \"segments\", \"router_latency_us\": 1200, \"router_bandwidth_MBps\": 12.5}";
+  std::string text = kGood;
+  text.insert(text.rfind('}', text.rfind('}') - 1), segments);
+  const ClusterModel m = ClusterModel::parse(text, "cluster.json", {"groups.0.segment=1", "groups.1.segment=0"});
+  EXPECT_EQ(m.groups[0].segment, 1);
+  EXPECT_EQ(ClusterModel::parse(m.to_json()).to_json(), m.to_json());
+  EXPECT_EQ(error_of(text, {"groups.0.segment=-1"}), "cluster.json: groups[0].segment must be an integer from 0 to 65535, got -1");
+  EXPECT_EQ(error_of(kGood, {"groups.0.segment=0"}), "cluster.json: groups[0].segment needs the segments topology");
+}
+
 // Weissman's segments, one per node group, and the router between them (seed 003).
 TEST(SimModel, SegmentsJoinedByARouter) {
   const std::string segments =

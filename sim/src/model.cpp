@@ -160,7 +160,7 @@ ClusterModel check(const json& root, const Reader& r) {
       m.network.segments.router_latency = r.number(t, path, "router_latency_us", false) * 1e-6;
       m.network.segments.router_bandwidth = r.number(t, path, "router_bandwidth_MBps", true) * 1e6;
     } else if (kind == "mesh") {
-      r.only(t, path, {"kind", "width", "height", "torus", "io_column", "link_bandwidth_MBps", "hop_latency_us"});
+      r.only(t, path, {"kind", "width", "height", "torus", "io_column", "routers", "link_bandwidth_MBps", "hop_latency_us"});
       MeshShape& mesh = m.network.mesh;
       m.network.topology = Topology::Mesh;
       mesh.width = static_cast<int>(r.count(t, path, "width"));
@@ -175,11 +175,27 @@ ClusterModel check(const json& root, const Reader& r) {
       }
       mesh.link_bandwidth = r.optional_number(t, path, "link_bandwidth_MBps", 0.0) * 1e6;
       mesh.hop_latency = r.optional_number(t, path, "hop_latency_us", 0.0) * 1e-6;
+      if (t.contains("routers")) {
+        const json& list = t["routers"];
+        const std::size_t grid = static_cast<std::size_t>(mesh.width) * static_cast<std::size_t>(mesh.height);
+        if (mesh.io_column) r.fail(path + "routers", "places nodes on a mesh without a column of I/O nodes");
+        if (!list.is_array() || list.empty()) r.fail(path + "routers", "must be a list of router numbers, one per node");
+        std::vector<bool> taken(grid, false);
+        for (const json& v : list) {
+          if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() >= static_cast<long long>(grid))
+            r.fail(path + "routers", "must hold router numbers from 0 to " + std::to_string(grid - 1) + ", got " + v.dump());
+          if (taken[v.get<std::size_t>()]) r.fail(path + "routers", "places two nodes on router " + v.dump());
+          taken[v.get<std::size_t>()] = true;
+          mesh.routers.push_back(v.get<std::uint32_t>());
+        }
+      }
       const std::size_t routers = mesh.nodes();
       if (routers != m.node_count())
         r.fail("network.topology", "is a " + std::to_string(mesh.width) + "x" + std::to_string(mesh.height) + " mesh" +
-                                       (mesh.io_column ? " with a column of I/O nodes" : "") + " of " + std::to_string(routers) +
-                                       " routers, one per node, but the groups have " + std::to_string(m.node_count()) + " nodes");
+                                       (mesh.io_column ? " with a column of I/O nodes" : "") +
+                                       (mesh.routers.empty() ? " of " + std::to_string(routers) + " routers, one per node,"
+                                                             : " with " + std::to_string(routers) + " nodes placed,") +
+                                       " but the groups have " + std::to_string(m.node_count()) + " nodes");
       if (mesh.torus && (mesh.width < 3 || mesh.height < 3)) r.fail("network.topology", "is a torus: its sides must be 3 or more");
       if (mesh.torus && mesh.io_column) r.fail("network.topology", "is a torus: it has no west edge for a column of I/O nodes");
     } else if (kind != "star") {
@@ -267,6 +283,7 @@ std::string ClusterModel::to_json() const {
                                   {"io_column", network.mesh.io_column},
                                   {"link_bandwidth_MBps", tidy(network.mesh.link_bandwidth / 1e6)},
                                   {"hop_latency_us", tidy(network.mesh.hop_latency * 1e6)}};
+  if (network.topology == Topology::Mesh && !network.mesh.routers.empty()) out["network"]["topology"]["routers"] = network.mesh.routers;
   if (network.topology == Topology::Segments)
     out["network"]["topology"] = {{"kind", "segments"},
                                   {"bandwidth_MBps", tidy(network.segments.bandwidth / 1e6)},

@@ -19,15 +19,17 @@ std::unique_ptr<Model> routed(const ClusterModel& model, std::size_t nodes, std:
   return std::make_unique<RoutedMaxMin>(model, nodes, std::move(inner), std::move(routes), usage, events, std::move(delay));
 }
 
-// A mesh's XY routes between the routers of the nodes (node v at router v, or one column east of it
-// with I/O nodes west: model.hpp); its links are the inner ones.
+// A mesh's XY routes between the routers of the nodes (node v at router v, at routers[v], or one
+// column east of it with I/O nodes west: model.hpp); its links are the inner ones.
 std::unique_ptr<Model> mesh(const ClusterModel& cluster, std::size_t nodes, Usage& usage, Events& events) {
   const NetworkModel& model = cluster.network;
   const MeshShape& shape = model.mesh;
   const int columns = shape.width + (shape.io_column ? 1 : 0);
   const auto grid = std::make_shared<const Mesh>(columns, shape.height, shape.torus);
   std::function<Mesh::Node(VNode)> router = [](VNode v) { return v; };
-  if (shape.io_column) {
+  if (!shape.routers.empty()) {
+    router = [placed = shape.routers](VNode v) { return placed[v]; };
+  } else if (shape.io_column) {
     const auto compute = static_cast<VNode>(shape.width) * static_cast<VNode>(shape.height);
     const auto width = static_cast<VNode>(shape.width), across = static_cast<VNode>(columns);
     router = [compute, width, across](VNode v) { return v < compute ? (v / width) * across + v % width + 1 : (v - compute) * across; };

@@ -13,8 +13,9 @@
 // or, for a mesh of routers instead of a star (width × height must be the node count):
 //     "network": { ..., "topology": { "kind": "mesh", "width": 4, "height": 2, "torus": false,
 //                                      "link_bandwidth_MBps": 380, "hop_latency_us": 0.1 } }
-// ("io_column": true adds a column of `height` I/O nodes on the west edge, the model's last nodes; a
-// group's "bandwidth_MBps" gives its nodes' links a bandwidth of their own: Mache's 64 MB/s I/O nodes)
+// ("io_column": true adds a column of `height` I/O nodes on the west edge, the model's last nodes;
+// "routers": [..] places node v on router routers[v], some routers empty; a group's "bandwidth_MBps"
+// gives its nodes' links a bandwidth of their own: Mache's 64 MB/s I/O nodes)
 // or for segments, one per node group, joined by a router (seed 003: r1 = 1.2 ms, r2 = 0.08 µs/byte):
 //     "network": { ..., "topology": { "kind": "segments", "bandwidth_MBps": 1.25,
 //                                      "router_latency_us": 1200, "router_bandwidth_MBps": 12.5 } }
@@ -26,6 +27,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -70,7 +72,11 @@ struct MeshShape {
   double link_bandwidth = 0;  // bytes per second
   double hop_latency = 0;     // seconds
   bool io_column = false;
+  // Where each node sits: node v at router routers[v] (y · width + x), routers distinct; the mesh then
+  // holds that many nodes, fewer than its routers if the placement leaves some empty. Empty: as above.
+  std::vector<std::uint32_t> routers{};
   std::size_t nodes() const noexcept {  // the nodes it holds
+    if (!routers.empty()) return routers.size();
     return static_cast<std::size_t>(width + (io_column ? 1 : 0)) * static_cast<std::size_t>(height);
   }
 };
