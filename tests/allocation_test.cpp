@@ -239,6 +239,10 @@ TEST(Allocation, TheResultsHoldTheBalanceFactorAndTheWritesContention) {
   EXPECT_DOUBLE_EQ(balanced.balance_factor, 0);
   EXPECT_LT(balanced.mean_io_contention, rows.mean_io_contention);
   EXPECT_NE(rows.json().find("\"io\": {\"balance_factor\": 4.000, \"max_contention\": 16.00}"), std::string::npos) << rows.json();
+  // Per job in the CSV: a row of 4 spans 4 nodes and 3 links; its hotspot, the link east out of router 1.
+  EXPECT_NE(rows.jobs_csv().find(",killed,average_distance,nodes_affected,links_affected,max_contention,hotspot,balance,sizes\n"),
+            std::string::npos) << rows.jobs_csv();
+  EXPECT_NE(rows.jobs_csv().find(",0,1.6667,4,3,4,1E,-4,0:4\n"), std::string::npos) << rows.jobs_csv();
 }
 
 TEST(Allocation, NamedStrategies) {

@@ -53,13 +53,21 @@ std::string Results::json() const {
 
 std::string Results::jobs_csv() const {
   std::ostringstream out;
-  out << "id,kind,class,submit,size,start,end,wait,execution,killed,sizes\n";
+  out << "id,kind,class,submit,size,start,end,wait,execution,killed,"
+      << (on_mesh ? "average_distance,nodes_affected,links_affected,max_contention,hotspot," : "") << (io_column ? "balance," : "")
+      << "sizes\n";
   char buffer[256];
   for (const JobRecord& j : jobs) {
     std::snprintf(buffer, sizeof buffer, "%llu,%s,%s,%.6f,%zu,%.6f,%.6f,%.6f,%.6f,%d,", static_cast<unsigned long long>(j.job->id),
                   describe(j.job->kind), j.job->klass < class_names.size() ? class_names[j.job->klass].c_str() : "?", j.job->submit, j.job->size, j.start, j.end,
                   j.wait(), j.execution(), j.killed ? 1 : 0);
     out << buffer;
+    if (on_mesh) {  // the hotspot as its router and direction: 35E is the link east out of router 35
+      std::snprintf(buffer, sizeof buffer, "%.4f,%zu,%zu,%u,%u%c,", j.placed.average_distance, j.placed.nodes_affected,
+                    j.placed.links_affected, j.contention.max, j.contention.hotspot / 4, "EWNS"[j.contention.hotspot % 4]);
+      out << buffer;
+    }
+    if (io_column) out << j.balance << ",";
     for (std::size_t k = 0; k < j.sizes.size(); ++k) out << (k ? " " : "") << j.sizes[k].first << ":" << j.sizes[k].second;
     out << "\n";
   }

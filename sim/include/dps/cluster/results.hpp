@@ -60,7 +60,9 @@ struct Results {
   double wall_s = 0;  // real time the simulation took
 
   std::string json() const;  // one line
-  std::string jobs_csv() const;  // id,kind,class,submit,start,end,wait,execution,killed,sizes
+  // id,kind,class,submit,size,start,end,wait,execution,killed,[on a mesh: average_distance,nodes_affected,
+  // links_affected,max_contention,hotspot,][with I/O nodes: balance,]sizes
+  std::string jobs_csv() const;
 };
 
 }  // namespace dps::cluster
