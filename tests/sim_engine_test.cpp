@@ -652,6 +652,24 @@ TEST(SimEngine, OnSegmentsAClustersNodesShareItsSegmentAndOnlyCrossingMessagesTh
   }
 }
 
+// Three segments: with one router, messages 0 → 2 (segments 0 to 1) and 3 → 4 (1 to 2) share it; with
+// a router per pair, they cross different routers.
+TEST(SimEngine, WithARouterPerPairOfSegmentsOnlyThatPairsMessagesShareIt) {
+  const double segment = kBandwidth, router = kBandwidth / 8, s = 1e6;
+  for (const bool per_pair : {false, true}) {
+    ClusterModel m = segmented({2, 2, 2}, Sharing::Equal, segment, router);  // nodes 0, 1 | 2, 3 | 4, 5
+    m.network.segments.router_per_pair = per_pair;
+    Engine engine(m);
+    Clock clock(engine);
+    engine.transfer(0, 2, s, {&clock, 1});
+    engine.transfer(3, 4, s, {&clock, 2});
+    while (engine.step()) {}
+    const double shared = per_pair ? router : router / 2;
+    expect_near_relative(clock.ended.at(1), kLatency + kRouterLatency + s / shared);
+    expect_near_relative(clock.ended.at(2), kLatency + kRouterLatency + s / shared);
+  }
+}
+
 TEST(SimEngine, SharingOnSegmentsMatchesRecomputingEveryRateAtEveryEvent) {
   for (const Sharing sharing : {Sharing::Equal, Sharing::MaxMin}) {
     const ClusterModel m = segmented({5, 4, 3}, sharing, kBandwidth / 2, kBandwidth / 3);

@@ -171,6 +171,8 @@ TEST(SimModel, SegmentsJoinedByARouter) {
   EXPECT_EQ(error_of(text, {"network.topology.router_bandwidth_MBps=0"}),
             "cluster.json: network.topology.router_bandwidth_MBps must be positive, got 0");
   EXPECT_EQ(error_of(text, {"network.topology.width=2"}), "cluster.json: network.topology.width is not a field of the model");
+  EXPECT_TRUE(ClusterModel::parse(text, "cluster.json", {"network.topology.router_per_pair=true"}).network.segments.router_per_pair);
+  EXPECT_EQ(error_of(text, {"network.topology.router_per_pair=2"}), "cluster.json: network.topology.router_per_pair must be true or false, got 2");
 }
 
 TEST(SimModel, AMissingFileIsAnError) {

@@ -154,11 +154,15 @@ ClusterModel check(const json& root, const Reader& r) {
     const std::string path = "network.topology.";
     const json& kind = r.field(t, path, "kind");
     if (kind == "segments") {
-      r.only(t, path, {"kind", "bandwidth_MBps", "router_latency_us", "router_bandwidth_MBps"});
+      r.only(t, path, {"kind", "bandwidth_MBps", "router_latency_us", "router_bandwidth_MBps", "router_per_pair"});
       m.network.topology = Topology::Segments;
       m.network.segments.bandwidth = r.optional_number(t, path, "bandwidth_MBps", 0.0) * 1e6;
       m.network.segments.router_latency = r.number(t, path, "router_latency_us", false) * 1e-6;
       m.network.segments.router_bandwidth = r.number(t, path, "router_bandwidth_MBps", true) * 1e6;
+      if (t.contains("router_per_pair")) {
+        if (!t["router_per_pair"].is_boolean()) r.fail(path + "router_per_pair", "must be true or false, got " + t["router_per_pair"].dump());
+        m.network.segments.router_per_pair = t["router_per_pair"].get<bool>();
+      }
     } else if (kind == "mesh") {
       r.only(t, path, {"kind", "width", "height", "torus", "io_column", "routers", "link_bandwidth_MBps", "hop_latency_us"});
       MeshShape& mesh = m.network.mesh;
@@ -288,7 +292,8 @@ std::string ClusterModel::to_json() const {
     out["network"]["topology"] = {{"kind", "segments"},
                                   {"bandwidth_MBps", tidy(network.segments.bandwidth / 1e6)},
                                   {"router_latency_us", tidy(network.segments.router_latency * 1e6)},
-                                  {"router_bandwidth_MBps", tidy(network.segments.router_bandwidth / 1e6)}};
+                                  {"router_bandwidth_MBps", tidy(network.segments.router_bandwidth / 1e6)},
+                                  {"router_per_pair", network.segments.router_per_pair}};
   return out.dump(2) + "\n";
 }
 

@@ -45,7 +45,7 @@ std::unique_ptr<Model> mesh(const ClusterModel& cluster, std::size_t nodes, Usag
 
 // Weissman's metasystem: each segment is an inner link (the groups that name one share it, each other
 // group has one of its own); a message between segments crosses its source's, the router (the inner
-// link after them), and its destination's.
+// link after them, or the one of that pair of segments), and its destination's.
 std::unique_ptr<Model> segments(const ClusterModel& cluster, std::size_t nodes, Usage& usage, Events& events) {
   const NetworkModel& model = cluster.network;
   std::uint32_t named = 0;
@@ -55,13 +55,16 @@ std::unique_ptr<Model> segments(const ClusterModel& cluster, std::size_t nodes, 
   for (const NodeGroup& g : cluster.groups)
     group_of.insert(group_of.end(), g.count, g.segment >= 0 ? static_cast<std::uint32_t>(g.segment) : next++);
   std::vector<Routed::Inner> inner(next, {model.segments.bandwidth > 0 ? model.segments.bandwidth : model.bandwidth, 0.0});
-  const auto router = static_cast<LinkId>(inner.size());
-  inner.push_back({model.segments.router_bandwidth, model.segments.router_latency});
-  Routed::Routes routes = [group_of = std::move(group_of), router](VNode from, VNode to, std::vector<LinkId>& links) {
-    links.push_back(group_of[from]);
-    if (group_of[to] == group_of[from]) return;
-    links.push_back(router);
-    links.push_back(group_of[to]);
+  const auto segments = static_cast<LinkId>(inner.size());
+  const bool per_pair = model.segments.router_per_pair;
+  inner.resize(segments + (per_pair ? segments * (segments - 1) / 2 : 1), {model.segments.router_bandwidth, model.segments.router_latency});
+  Routed::Routes routes = [group_of = std::move(group_of), segments, per_pair](VNode from, VNode to, std::vector<LinkId>& links) {
+    const LinkId a = group_of[from], b = group_of[to];
+    links.push_back(a);
+    if (a == b) return;
+    const LinkId low = std::min(a, b), high = std::max(a, b);  // pair (low, high): after the pairs of the segments below low
+    links.push_back(segments + (per_pair ? low * (2 * segments - low - 1) / 2 + (high - low - 1) : 0));
+    links.push_back(b);
   };
   return routed(cluster, nodes, std::move(inner), std::move(routes), usage, events);
 }

@@ -84,11 +84,13 @@ struct MeshShape {
 // Weissman's metasystem: the nodes of a group share its segment's bandwidth (0: the nodes'), and
 // groups that name one "segment" share it; a message between segments crosses the router, which adds
 // `router_latency` (r1) and passes `router_bandwidth` bytes per second (1 / r2) shared by the messages
-// crossing it.
+// crossing it; with `router_per_pair`, each pair of segments has a router of its own, which only their
+// messages share.
 struct SegmentsShape {
   double bandwidth = 0;         // bytes per second
   double router_latency = 0;    // seconds
   double router_bandwidth = 0;  // bytes per second
+  bool router_per_pair = false;  // a router of its own between each pair of segments (else one for all)
 };
 
 struct NetworkModel {
