@@ -5,8 +5,13 @@
 set -euo pipefail
 mode=$1 n=$2
 shift 2
-port=$((RANDOM % 20000 + 30000))
-while ss -ltnH "sport = :$port" | grep -q .; do port=$((RANDOM % 20000 + 30000)); done
+# The coordinator's port: outside the kernel's ephemeral range, where another test's connection could
+# take it between the check below and node 0's listen (it did: "Address already in use").
+read -r low high </proc/sys/net/ipv4/ip_local_port_range
+if ((low > 11024)); then first=10000 count=$((low - 10000)); else first=$((high + 1)) count=$((65535 - high)); fi
+pick() { port=$((first + (RANDOM * 32768 + RANDOM) % count)); }
+pick
+while ss -tanH "sport = :$port" | grep -q .; do pick; done  # any socket on it, listening or connected
 DPS_SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 export DPS_COORDINATOR=127.0.0.1:$port DPS_SECRET
 case $mode in
