@@ -229,7 +229,7 @@ TEST(Cluster, AHungNodeIsFoundByItsSilenceWithinFiveSeconds) {
   const long victim = tcp(*app).process_id(2);
   ASSERT_GT(victim, 0);
   const auto stopped = std::chrono::steady_clock::now();
-  ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGSTOP), 0);  // alive for TCP, silent for DPS
+  ASSERT_TRUE(stop_process(victim));  // alive for TCP, silent for DPS
   try {
     call.get();
     ADD_FAILURE() << "the call survived its hung node";
@@ -275,7 +275,7 @@ TEST(Cluster, ANodeLostDuringARedistributionFailsItNamingTheNode) {
   ASSERT_EQ(redistribute.run(three, three).get().moved, 0u);  // builds the one-step graph the next run uses
   const long victim = tcp(*app).process_id(2);
   ASSERT_GT(victim, 0);
-  ASSERT_EQ(::kill(static_cast<pid_t>(victim), SIGSTOP), 0);  // its strip can no longer move
+  ASSERT_TRUE(stop_process(victim));  // its strip can no longer move
   try {
     redistribute.run(three, Layout(Distribution::even(300, 2), Distribution::whole(100))).get();
     ADD_FAILURE() << "the redistribution completed without its node";
@@ -431,7 +431,7 @@ TEST(Cluster, ANormalEndReportsNoLostNode) {
     EXPECT_EQ(graph.call(Range{0, 100000}).get().sum, triangle(100000));
     // Node 2 hears node 0's Shutdown late, after the others closed their connections to it.
     const auto late = static_cast<pid_t>(tcp(*app).process_id(2));
-    ASSERT_EQ(::kill(late, SIGSTOP), 0);
+    ASSERT_TRUE(stop_process(late));
     std::thread resume([late] {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       ::kill(late, SIGCONT);

@@ -9,6 +9,7 @@
 #include <dps/net/launcher.hpp>
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace dps::test {
@@ -99,6 +101,32 @@ inline std::string this_test_command(const std::vector<std::string>& extra = {})
   std::string command;
   for (const std::string& w : words) command += " " + net::shell_word(w == "/proc/self/exe" ? net::self_executable() : w);
   return command;
+}
+
+// Stops a node process (SIGSTOP) and returns once every one of its threads has stopped, false after
+// 10 s. kill() returns at once, but a process's threads stop only as each is next scheduled: under
+// load one of them can go on working for a while (a node "stopped" this way once still sent its data).
+inline bool stop_process(long pid) {
+  if (::kill(static_cast<pid_t>(pid), SIGSTOP) != 0) return false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  while (std::chrono::steady_clock::now() < give_up) {
+    bool all = true;
+    std::error_code error;
+    for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+      std::ifstream stat(task.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      const auto name_end = line.rfind(')');  // the state follows the command name, which may hold spaces
+      if (name_end == std::string::npos || name_end + 2 >= line.size()) continue;  // the thread just ended
+      const char state = line[name_end + 2];
+      all = all && (state == 'T' || state == 't');
+    }
+    if (error) return false;
+    if (all) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
 }
 
 }  // namespace dps::test

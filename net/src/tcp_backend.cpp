@@ -519,7 +519,11 @@ void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
                               std::to_string(impl_->options.max_frame));
     f.header.length = static_cast<std::uint32_t>(size);
     f.header.sender = impl_->me;
+    // Traced before it is offered: once offered, the message can reach node 0, end the run and stop
+    // the tracing before this thread records it (a run's last transfer went missing so). A message
+    // refused below and sent on to where its thread went keeps its first destination in the trace.
     const double t = now();
+    if (TraceSink* sink = impl_->kernel->tracer()) sink->transfer({from, node, size, t, t});
     // Refused: `node` left after `to` moved away from it, and the network thread, which sealed the
     // connection, learnt where `to` went first.
     while (!impl_->offer(node, f)) {
@@ -527,7 +531,6 @@ void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
       node = to.node();
       if (node == impl_->me) return impl_->kernel->enqueue(to, f.envelope.release());
     }
-    if (TraceSink* sink = impl_->kernel->tracer()) sink->transfer({from, node, size, t, t});
   } catch (...) {  // data or control, its call cannot go on without it
     if (e->call) impl_->kernel->fail_call(e->call, std::current_exception());
   }
