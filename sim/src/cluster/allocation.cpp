@@ -158,10 +158,6 @@ std::vector<Node> MinimizeContention::place(const std::vector<bool>& idle, std::
   return best;
 }
 
-}  // namespace dps::cluster
-
-namespace dps::cluster {
-
 bool Allocator::fits(const std::vector<bool>& idle, std::size_t count) const {
   return static_cast<std::size_t>(std::count(idle.begin(), idle.end(), true)) >= count;
 }

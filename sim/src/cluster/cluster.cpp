@@ -12,7 +12,7 @@ namespace dps::cluster {
 
 Cluster::Cluster(const std::vector<Job>& jobs, std::size_t nodes)
     : idle_(nodes), busy_(nodes, nullptr), free_((nodes + 63) / 64, ~std::uint64_t{0}), since_(nodes, 0),
-      jobs_(jobs), records_(jobs.size()) {
+      jobs_(jobs), records_(jobs.size()), idle_nodes_(nodes, true) {
   if (nodes == 0) throw std::invalid_argument("a cluster needs at least one node");
   if (nodes % 64) free_.back() = (std::uint64_t{1} << (nodes % 64)) - 1;
   queue_.reserve(jobs.size());
@@ -39,16 +39,11 @@ void Cluster::start(const Job& job) {
   started_.push_back(&r);
 }
 
-const std::vector<bool>& Cluster::idle_nodes() const {
-  idle_nodes_.resize(busy_.size());
-  for (std::size_t k = 0; k < busy_.size(); ++k) idle_nodes_[k] = busy_[k] == nullptr;
-  return idle_nodes_;
-}
-
-bool Cluster::fits(std::size_t count) const { return count <= idle_ && (!allocator_ || allocator_->fits(idle_nodes(), count)); }
+bool Cluster::fits(std::size_t count) const { return count <= idle_ && (!allocator_ || allocator_->fits(idle_nodes_, count)); }
 
 void Cluster::hold(Running& r, Node node) {
   free_[node / 64] &= ~(std::uint64_t{1} << (node % 64));
+  idle_nodes_[node] = false;
   busy_[node] = &r;
   since_[node] = now_;
   r.nodes.push_back(node);
@@ -57,6 +52,7 @@ void Cluster::hold(Running& r, Node node) {
 void Cluster::release(const Running& r, Node node) {
   if (record_ && since_[node] < now_) segments_.push_back({node, r.job, since_[node], now_});
   busy_[node] = nullptr;
+  idle_nodes_[node] = true;
   free_[node / 64] |= std::uint64_t{1} << (node % 64);
 }
 
@@ -65,7 +61,7 @@ void Cluster::give(Running& r, std::size_t n) {
                                         " nodes, " + std::to_string(idle_) + " are idle");
   idle_ -= n;
   if (allocator_) {
-    const std::vector<Node> chosen = allocator_->place(idle_nodes(), n, r.nodes);
+    const std::vector<Node> chosen = allocator_->place(idle_nodes_, n, r.nodes);
     if (chosen.size() != n)
       throw std::logic_error("allocator " + allocator_->name() + " chose " + std::to_string(chosen.size()) + " of " +
                              std::to_string(n) + " nodes");

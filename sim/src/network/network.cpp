@@ -26,17 +26,20 @@ std::unique_ptr<Model> mesh(const ClusterModel& cluster, std::size_t nodes, Usag
   const MeshShape& shape = model.mesh;
   const int columns = shape.width + (shape.io_column ? 1 : 0);
   const auto grid = std::make_shared<const Mesh>(columns, shape.height, shape.torus);
-  std::function<Mesh::Node(VNode)> router = [](VNode v) { return v; };
-  if (!shape.routers.empty()) {
-    router = [placed = shape.routers](VNode v) { return placed[v]; };
-  } else if (shape.io_column) {
+  // Each node's router, looked up by every route and latency.
+  auto router = std::make_shared<std::vector<Mesh::Node>>(shape.routers.begin(), shape.routers.end());
+  if (router->empty()) {
     const auto compute = static_cast<VNode>(shape.width) * static_cast<VNode>(shape.height);
-    const auto width = static_cast<VNode>(shape.width), across = static_cast<VNode>(columns);
-    router = [compute, width, across](VNode v) { return v < compute ? (v / width) * across + v % width + 1 : (v - compute) * across; };
+    for (VNode v = 0; v < nodes; ++v)
+      router->push_back(!shape.io_column ? v
+                        : v < compute    ? (v / static_cast<VNode>(shape.width)) * static_cast<VNode>(columns) + v % static_cast<VNode>(shape.width) + 1
+                                         : (v - compute) * static_cast<VNode>(columns));
   }
-  Routed::Routes routes = [grid, router](VNode from, VNode to, std::vector<LinkId>& inner) { grid->route(router(from), router(to), inner); };
+  Routed::Routes routes = [grid, router](VNode from, VNode to, std::vector<LinkId>& inner) {
+    grid->route((*router)[from], (*router)[to], inner);
+  };
   Routed::Delay delay = [grid, router, hop = shape.hop_latency](VNode from, VNode to) {
-    return hop * grid->distance(router(from), router(to));
+    return hop * grid->distance((*router)[from], (*router)[to]);
   };
   const double capacity = shape.link_bandwidth > 0 ? shape.link_bandwidth : model.bandwidth;
   return routed(cluster, nodes, std::vector<Routed::Inner>(grid->links(), {capacity, shape.hop_latency}), std::move(routes), usage,

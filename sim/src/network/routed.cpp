@@ -10,10 +10,11 @@ Routed::Routed(const ClusterModel& cluster, std::size_t nodes, std::vector<Inner
                Events& events, Delay delay)
     : BoundLinks(nodes, 2 * nodes + inner.size(), usage, events), model_(cluster.network), routes_(std::move(routes)),
       delay_(std::move(delay)) {
-  for (LinkId l = 0; l < links_.size(); ++l) {
-    const double group = l < 2 * nodes && l / 2 < cluster.node_count() ? cluster.group_of(l / 2).bandwidth : 0;
-    links_[l].capacity = l >= 2 * nodes ? inner[l - 2 * nodes].capacity : group > 0 ? group : model_.bandwidth;
-  }
+  LinkId l = 0;
+  for (const NodeGroup& g : cluster.groups)  // each node's two links
+    for (std::size_t k = 0; k < 2 * g.count && l < 2 * nodes; ++k) links_[l++].capacity = g.bandwidth > 0 ? g.bandwidth : model_.bandwidth;
+  for (; l < 2 * nodes; ++l) links_[l].capacity = model_.bandwidth;
+  for (const Inner& link : inner) links_[l++].capacity = link.capacity;
   for (const Inner& link : inner) latency_.push_back(link.latency);
 }
 

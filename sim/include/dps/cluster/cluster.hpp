@@ -87,8 +87,7 @@ class Cluster {
   std::vector<Running*> started_;     // by start() since the simulation last looked
   bool record_ = false;
   Allocator* allocator_ = nullptr;  // null: the lowest-numbered idle nodes
-  const std::vector<bool>& idle_nodes() const;  // the allocator's view, brought up to date
-  mutable std::vector<bool> idle_nodes_;
+  std::vector<bool> idle_nodes_;    // per node: the allocator's view
   std::vector<Segment> segments_;
 };
 
