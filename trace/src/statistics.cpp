@@ -98,6 +98,18 @@ std::vector<Busy> busy_stretches(const std::vector<std::pair<double, int>>& edge
 
 }  // namespace
 
+RunSpan run_span(const Trace& t) {
+  double first = 1e300, last = -1e300;
+  auto see = [&](double a, double b) { first = std::min(first, a), last = std::max(last, b); };
+  for (const Step& x : t.steps) see(x.start, x.end);
+  for (const Transfer& x : t.transfers) see(x.start, x.end);
+  for (const Lifecycle& x : t.changes) see(x.time, x.time);
+  for (const Phase& x : t.phases) see(x.time, x.time);
+  for (const Counter& x : t.counters) see(x.time, x.time);
+  if (first > last) return {};  // no events
+  return {first, last};
+}
+
 std::vector<PhaseSpan> phase_spans(const Trace& t, double run_end) {
   std::vector<PhaseSpan> spans;
   std::map<NameId, std::vector<std::size_t>> open;  // name -> its unended spans
@@ -149,14 +161,8 @@ Summary summarize(const Trace& t, std::size_t bins) {
   Summary s;
   s.steps = t.steps.size();
   s.transfers = t.transfers.size();
-  double first = 1e300, last = -1e300;
-  auto see = [&](double a, double b) { first = std::min(first, a), last = std::max(last, b); };
-  for (const Step& x : t.steps) see(x.start, x.end);
-  for (const Transfer& x : t.transfers) see(x.start, x.end);
-  for (const Lifecycle& x : t.changes) see(x.time, x.time);
-  for (const Phase& x : t.phases) see(x.time, x.time);
-  for (const Counter& x : t.counters) see(x.time, x.time);
-  if (first > last) first = last = 0;  // no events
+  const RunSpan run = run_span(t);
+  const double first = run.start, last = run.end;
   s.start = first;
   s.end = last;
   s.duration = last - first;

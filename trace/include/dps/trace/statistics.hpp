@@ -54,6 +54,12 @@ struct Summary {
   std::vector<CounterSummary> counters;              // in the order their names first appear
 };
 
+// The run from its first event to its last ({0, 0} without events), as summarize() takes it.
+struct RunSpan {
+  double start = 0, end = 0;
+};
+RunSpan run_span(const Trace& trace);
+
 // A user phase from its begin to the next end of the same name (repeated or nested phases pair as a
 // stack). One never ended ends at `run_end`; an end without its begin (tracing began inside the
 // phase) is skipped. Paired in time order (records from other nodes come in batches); in the order
