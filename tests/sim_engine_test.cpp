@@ -147,6 +147,61 @@ TEST(SimEngine, AHeterogeneousNodeRunsAStepAtHalfSpeed) {
   expect_near_relative(clock.ended.at(1), 2.0);
 }
 
+// Four node processes on one 2-core host (nodes_per_host 4), as `--nodes 4` on a 2-core machine: a
+// step alone has a core; three steps on three of them share the two cores (2/3 each); and a step on
+// the next host (nodes_per_host 2 splits the group in two hosts) shares nothing with them.
+TEST(SimEngine, NodesOnOneHostShareItsCores) {
+  ClusterModel m = star(4);
+  m.groups[0].cores = 2;
+  m.groups[0].nodes_per_host = 4;
+  {
+    Engine engine(m);
+    Clock clock(engine);
+    engine.compute(3, 1.0, {&clock, 0});
+    while (engine.step()) {}
+    expect_near_relative(clock.ended.at(0), 1.0);
+  }
+  {
+    Engine engine(m);
+    Clock clock(engine);
+    engine.compute(0, 1.0, {&clock, 0});
+    engine.compute(1, 1.0, {&clock, 1});
+    engine.compute(2, 2.0, {&clock, 2});
+    while (engine.step()) {}
+    // 2/3 of a core each until 1.5, then node 2's step alone on a core: its last 1 unit by 2.5.
+    expect_near_relative(clock.ended.at(0), 1.5);
+    expect_near_relative(clock.ended.at(1), 1.5);
+    expect_near_relative(clock.ended.at(2), 2.5);
+  }
+  m.groups[0].nodes_per_host = 2;
+  Engine engine(m);
+  Clock clock(engine);
+  for (VNode v : {0u, 1u, 2u}) engine.compute(v, 1.0, {&clock, v});
+  engine.compute(0, 1.0, {&clock, 3});  // host 0: 3 steps on 2 cores; host 1: one step
+  while (engine.step()) {}
+  for (int tag : {0, 1, 3}) expect_near_relative(clock.ended.at(tag), 1.5);
+  expect_near_relative(clock.ended.at(2), 1.0);
+}
+
+// A host's transfers take their CPU from every node's steps there: a transfer out of node 0 at 0.5 of
+// a core leaves node 1's two steps 1.5 cores of the host's 2.
+TEST(SimEngine, TransfersTakeTheirCpuFromTheirHost) {
+  ClusterModel m = star(3);
+  m.groups = {NodeGroup{"host", 2, 2, 1.0}, NodeGroup{"other", 1, 2, 1.0}};
+  m.groups[0].nodes_per_host = 2;
+  m.network.cpu_per_send = 0.5;
+  Engine engine(m);
+  Clock clock(engine);
+  const double s = 1e9;  // a long transfer: the steps end while it runs
+  engine.compute(1, 1.0, {&clock, 1});
+  engine.compute(1, 1.0, {&clock, 2});
+  engine.transfer(0, 2, s, {&clock, 3});
+  while (engine.step()) {}
+  // The transfer holds its CPU from its start (latency included): 0.75 of a core each.
+  expect_near_relative(clock.ended.at(1), 1.0 / 0.75);
+  expect_near_relative(clock.ended.at(2), 1.0 / 0.75);
+}
+
 // Two transfers out of node 0 at once, beside a step there: per transfer they take 2 × 0.25 of its
 // core; per link, 0.25 (the link carries the same bytes per second however many share it).
 TEST(SimEngine, CommunicationCpuPerTransferOrPerLink) {

@@ -9,7 +9,7 @@ namespace dps::sim {
 namespace {
 
 const std::string kGood = R"({
-  "groups": [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0, "workers": 3 },
+  "groups": [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0, "workers": 3, "nodes_per_host": 2 },
               { "name": "slow", "count": 2, "speed": 0.5 } ],
   "network": { "latency_us": 1350, "bandwidth_MBps": 11.85, "sharing": "equal",
                "cpu_per_send": 0.1, "cpu_per_receive": 0.2 }
@@ -32,6 +32,8 @@ TEST(SimModel, ReadsGroupsAndNetworkInSiUnits) {
   EXPECT_EQ(m.groups[1].cores, 1u) << "cores default to 1";
   EXPECT_EQ(m.groups[0].workers, 3u);
   EXPECT_EQ(m.groups[1].workers, 0u) << "no limit on the steps running at once by default";
+  EXPECT_EQ(m.groups[0].nodes_per_host, 2u);
+  EXPECT_EQ(m.groups[1].nodes_per_host, 1u) << "a host of its own by default";
   EXPECT_EQ(m.group_of(3).name, "fast");
   EXPECT_EQ(m.group_of(4).name, "slow");
   EXPECT_DOUBLE_EQ(m.network.latency, 1350e-6);
@@ -47,6 +49,7 @@ TEST(SimModel, WritesWhatItReads) {
   EXPECT_EQ(again.to_json(), m.to_json());
   EXPECT_EQ(again.node_count(), 6u);
   EXPECT_EQ(again.groups[0].workers, 3u);
+  EXPECT_EQ(again.groups[0].nodes_per_host, 2u);
 }
 
 TEST(SimModel, OverridesChangeFieldsBeforeTheyAreChecked) {
@@ -74,6 +77,8 @@ TEST(SimModel, EveryBadModelNamesItsField) {
             "cluster.json: groups[0].count must be a positive integer, got 0");
   EXPECT_EQ(error_of(with(R"("workers": 3)", R"("workers": 0)")),
             "cluster.json: groups[0].workers must be a positive integer, got 0");
+  EXPECT_EQ(error_of(with(R"("nodes_per_host": 2)", R"("nodes_per_host": 3)")),
+            "cluster.json: groups[0].nodes_per_host must divide the group's count (4), got 3");
   EXPECT_EQ(error_of(with(R"("speed": 0.5)", R"("speed": "fast")")),
             R"(cluster.json: groups[1].speed must be a number, got "fast")");
   EXPECT_EQ(error_of(with(R"("cores": 2)", R"("cores": 2, "memory": 4)")),

@@ -10,20 +10,27 @@
 //     s / (the median round's time per message - 2 l);
 //   - cpu_per_send / cpu_per_receive: the CPU node 0's and node k's processes used meanwhile, per
 //     second of transfer in progress, over the node's speed: a fraction of the node's own core;
-//   - speed: the wall time of a fixed loop on each node (all at once with --together), against its thread CPU time on node 0 (the
-//     simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
-//     throttled has speed 1); cores: CPU seconds per wall second of the loop run on every CPU the
-//     process may use (so a cgroup quota of half a core gives one core at speed 0.5);
-//   - workers: the worker threads a node process runs by default (one per CPU it sees, quota or
-//     not): that many steps run at once there (`--set groups.G.workers=W` for runs with --workers W).
-// Network figures are medians over node pairs (0, k). Nodes in a row with the same cores, workers
-// and speeds within 10 % form one group. Last line: JSON with the figures.
+//   - speed: the wall time of a fixed loop on each node alone, against its thread CPU time on node 0
+//     (the simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
+//     throttled has speed 1). Each loop spans many periods of a CPU quota, and the nodes are measured
+//     round after round until each one's last readings agree (--tolerance): a node's speed is the
+//     median of its readings, their spread is reported as the calibration's confidence;
+//   - cores: CPU seconds per wall second of the loop run on every CPU the process may use (so a
+//     cgroup quota of half a core gives one core at speed 0.5);
+//   - workers: the worker threads each node process runs (that many steps run at once there);
+//   - hosts: node processes on one machine (same host name and network namespace) share its cores:
+//     the model puts them on one host ("nodes_per_host"), each measured alone.
+// Network figures are medians over node pairs (0, k). Hosts in a row with the same nodes, cores,
+// workers and speeds within 10 % form one group. Last line: JSON with the figures.
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
+#include <dps/net/tcp_backend.hpp>
 #include <dps/sim/model.hpp>
 
 #include <sched.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -128,12 +135,29 @@ struct Probe {
 struct Sample {
   long node = 0;
   unsigned cores = 1, workers = 1;
+  std::uint64_t host = 0;  // the same for node processes on one machine
   double process_cpu_s = 0, loop_cpu_s = 0, loop_wall_s = 0, loop_sum = 0;
   template <class A>
   void serialize(A& a) {
-    a(node, cores, workers, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum);
+    a(node, cores, workers, host, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum);
   }
 };
+
+// The worker threads of the process running the calling step (the TCP backend's; else one per CPU).
+unsigned workers_here() {
+  const auto* tcp = dynamic_cast<const dps::net::TcpBackend*>(&dps::detail::current().runtime->backend());
+  return static_cast<unsigned>(tcp ? tcp->workers() : std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// This process's machine: the host name and the network namespace (the namespaced hosts of
+// scripts/netns-cluster share a host name).
+std::uint64_t host_key() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  struct stat ns{};
+  const std::uint64_t inode = ::stat("/proc/self/ns/net", &ns) == 0 ? ns.st_ino : 0;
+  return std::hash<std::string>{}(name) ^ (inode * 0x9e3779b97f4a7c15ULL);
+}
 
 double loop(long iterations) {  // the demo's integral: floating-point work that stays in registers
   const double h = 1.0 / static_cast<double>(iterations);
@@ -174,7 +198,7 @@ struct Forward : dps::Split<Probe, Probe> {
 };
 struct Measure : dps::Leaf<Probe, Sample> {
   Sample execute(const Probe& p) {
-    Sample s{static_cast<long>(node()), 1, std::max(1u, std::thread::hardware_concurrency()),
+    Sample s{static_cast<long>(node()), 1, workers_here(), host_key(),
              clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0};
     if (p.iterations > 0) {
       const double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID), wall = clock_seconds(CLOCK_MONOTONIC);
@@ -249,19 +273,40 @@ Link measure_link(Graph& stream, Samples& sample, long k, std::size_t bytes, dou
   return link;
 }
 
-// Consecutive nodes with the same cores and workers, and speeds within 10 % of their group's mean,
-// form a group.
+// The nodes on each node's host; hosts must hold consecutive nodes (as launchers start them), else
+// the model could not say which share.
+std::vector<unsigned> nodes_per_host(const std::vector<Sample>& nodes) {
+  std::vector<unsigned> per_host(nodes.size(), 1);
+  for (std::size_t first = 0, end = 0; first < nodes.size(); first = end) {
+    end = first + 1;
+    while (end < nodes.size() && nodes[end].host == nodes[first].host) ++end;
+    for (std::size_t i = end; i < nodes.size(); ++i)
+      if (nodes[i].host == nodes[first].host)
+        throw std::runtime_error("node " + std::to_string(i) + " shares node " + std::to_string(first) +
+                                 "'s host but not its neighbours': the model holds hosts of consecutive nodes");
+    for (std::size_t i = first; i < end; ++i) per_host[i] = static_cast<unsigned>(end - first);
+  }
+  return per_host;
+}
+
+// Consecutive hosts with the same nodes, cores and workers, and speeds within 10 % of their group's
+// mean, form a group.
 std::vector<dps::sim::NodeGroup> group(const std::vector<Sample>& nodes, const std::vector<double>& speeds) {
+  const std::vector<unsigned> per_host = nodes_per_host(nodes);
   std::vector<dps::sim::NodeGroup> groups;
   std::vector<double> sums;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const double mean = groups.empty() ? 0 : sums.back() / static_cast<double>(groups.back().count);
-    if (!groups.empty() && groups.back().cores == nodes[i].cores && groups.back().workers == nodes[i].workers &&
-        std::fabs(speeds[i] - mean) <= 0.1 * mean) {
+    const bool host_begins = i == 0 || nodes[i].host != nodes[i - 1].host;
+    if (!groups.empty() && (!host_begins || (groups.back().nodes_per_host == per_host[i] &&
+                                             groups.back().cores == nodes[i].cores &&
+                                             groups.back().workers == nodes[i].workers &&
+                                             std::fabs(speeds[i] - mean) <= 0.1 * mean))) {
       ++groups.back().count;
       sums.back() += speeds[i];
     } else {
       groups.push_back({"", 1, nodes[i].cores, 0, nodes[i].workers});
+      groups.back().nodes_per_host = per_host[i];
       sums.push_back(speeds[i]);
     }
   }
@@ -291,8 +336,8 @@ int main(int argc, char** argv) {
     dps::Application app(argc, argv);
     std::string out = "cluster.json";
     double seconds = 2;
-    long bytes = 4 << 20, pairs = 3;
-    bool together = false;
+    long bytes = 4 << 20, pairs = 3, rounds = 8;
+    double tolerance = 0.01;
     dps::Cli cli("calibrate",
                  "Measures the nodes it runs on (latency, bandwidth, CPU used by transfers, node speeds and "
                  "cores) and writes the simulator's cluster model.");
@@ -300,14 +345,17 @@ int main(int argc, char** argv) {
         .option("--seconds", seconds, "time spent on each measurement of a link (default 2)")
         .option("--bytes", bytes, "size of the messages that measure bandwidth (default 4194304)")
         .option("--pairs", pairs, "links measured: node 0 with nodes 1 .. pairs (default 3)")
-        .flag("--together", together,
-              "measure node speeds with every node computing at once: node processes sharing a host's cores "
-              "(--nodes N on one machine) then share them as in a parallel run");
+        .option("--tolerance", tolerance,
+                "speeds are measured round after round until each node's last three readings are within this "
+                "fraction of each other (default 0.01)")
+        .option("--rounds", rounds, "the most rounds of speed readings (default 8; at least 3)");
     if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
     if (app.nodes() < 2) throw std::invalid_argument("calibrate needs at least two nodes (--nodes N or --hostfile FILE)");
     if (seconds <= 0) throw std::invalid_argument("--seconds must be positive");
     if (bytes < 1024) throw std::invalid_argument("--bytes must be at least 1024");
     if (pairs < 1) throw std::invalid_argument("--pairs must be at least 1");
+    if (!(tolerance > 0)) throw std::invalid_argument("--tolerance must be positive");
+    if (rounds < 3) throw std::invalid_argument("--rounds must be at least 3");
     zeros(static_cast<std::size_t>(bytes));  // checks the size
 
     const auto nodes = static_cast<long>(app.nodes());
@@ -319,9 +367,10 @@ int main(int argc, char** argv) {
                             dps::op<Measure>(probes, [](const Probe& p) { return static_cast<std::size_t>(p.target); }) >>
                             dps::op<Return>(master));
 
-    // Node speeds and cores: the same loop, a quarter of `seconds` on node 0, on each node alone (the
-    // unit of the communication CPU below). With --together, the model's speeds come from every node
-    // at once, as a parallel application computes: node processes sharing a host share its cores.
+    // Node speeds and cores: the same loop, a quarter of `seconds` of CPU on node 0, on each node alone
+    // (so that a quota's periods and other hosts' work do not set a node's figure), in rounds until
+    // every node's last three readings agree. Node 0's CPU time for the loop, the unit, is read
+    // every round too.
     long iterations = 1 << 20;
     while (sample.call(Probe{0, iterations}).get().loop_cpu_s < 0.05) iterations *= 2;
     iterations = static_cast<long>(static_cast<double>(iterations) * (seconds / 4) /
@@ -330,18 +379,33 @@ int main(int argc, char** argv) {
       if (s.node != k) throw std::runtime_error("probe " + std::to_string(k) + " ran on node " + std::to_string(s.node));
       return s;
     };
-    std::vector<Sample> alone, samples;
-    for (long k = 0; k < nodes; ++k) alone.push_back(checked(sample.call(Probe{k, iterations}).get(), k));
-    if (together) {
-      std::vector<dps::Future<Sample>> running;
-      for (long k = 0; k < nodes; ++k) running.push_back(sample.call(Probe{k, iterations}));
-      for (long k = 0; k < nodes; ++k) samples.push_back(checked(running[static_cast<std::size_t>(k)].get(), k));
-    } else {
-      samples = alone;
+    std::vector<Sample> samples;
+    std::vector<std::vector<double>> walls(static_cast<std::size_t>(nodes));
+    std::vector<double> unit;  // node 0's CPU seconds for the loop
+    auto spread = [](const std::vector<double>& v) {
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      return (*hi - *lo) / median(v);
+    };
+    auto last_three_agree = [&](const std::vector<double>& v) {
+      return v.size() >= 3 && spread({v.end() - 3, v.end()}) <= tolerance;
+    };
+    bool steady = false;
+    for (long round = 0; round < rounds && !steady; ++round) {
+      for (long k = 0; k < nodes; ++k) {
+        const Sample s = checked(sample.call(Probe{k, iterations}).get(), k);
+        if (round == 0) samples.push_back(s);
+        if (k == 0) unit.push_back(s.loop_cpu_s);
+        walls[static_cast<std::size_t>(k)].push_back(s.loop_wall_s);
+      }
+      steady = last_three_agree(unit) && std::all_of(walls.begin(), walls.end(), last_three_agree);
     }
-    std::vector<double> speeds, speeds_alone;
-    for (const Sample& s : samples) speeds.push_back(alone[0].loop_cpu_s / s.loop_wall_s);
-    for (const Sample& s : alone) speeds_alone.push_back(alone[0].loop_cpu_s / s.loop_wall_s);
+    std::vector<double> speeds, speed_spreads;
+    for (const auto& w : walls) {
+      speeds.push_back(median(unit) / median(w));
+      speed_spreads.push_back(spread(w));
+    }
+    const double unit_spread = spread(unit);
+    const double worst_spread = std::max(unit_spread, *std::max_element(speed_spreads.begin(), speed_spreads.end()));
 
     // The links between node 0 and the first `pairs` other nodes.
     std::vector<double> latency, bandwidth, send, receive;
@@ -351,15 +415,16 @@ int main(int argc, char** argv) {
       bandwidth.push_back(link.bandwidth);
       // As fractions of the nodes' own cores (the model's unit): CPU time over capacity, which is
       // the speed (alone) on a node slower than node 0 (a CPU quota).
-      send.push_back(std::min(1.0, link.cpu_per_send / speeds_alone[0]));
-      receive.push_back(std::min(1.0, link.cpu_per_receive / speeds_alone[static_cast<std::size_t>(k)]));
+      send.push_back(std::min(1.0, link.cpu_per_send / speeds[0]));
+      receive.push_back(std::min(1.0, link.cpu_per_receive / speeds[static_cast<std::size_t>(k)]));
       std::printf("node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f\n", k,
                   link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive);
     }
-    for (long k = 0; k < nodes; ++k)
-      std::printf("node %ld: %u cores, %u workers, speed %.3f\n", k, samples[static_cast<std::size_t>(k)].cores,
-                  samples[static_cast<std::size_t>(k)].workers,
-                  speeds[static_cast<std::size_t>(k)]);
+    for (long k = 0; k < nodes; ++k) {
+      const auto i = static_cast<std::size_t>(k);
+      std::printf("node %ld: %u cores, %u workers, speed %.3f (%zu readings, spread %.1f %%)\n", k, samples[i].cores,
+                  samples[i].workers, speeds[i], walls[i].size(), 100 * speed_spreads[i]);
+    }
 
     dps::sim::ClusterModel model;
     model.groups = group(samples, speeds);
@@ -380,7 +445,8 @@ int main(int argc, char** argv) {
          << ", \"cpu_per_send\": " << model.network.cpu_per_send
          << ", \"cpu_per_receive\": " << model.network.cpu_per_receive << ", \"speeds\": [";
     for (std::size_t i = 0; i < speeds.size(); ++i) json << (i ? ", " : "") << round_to(speeds[i], 3);
-    json << "], \"out\": \"" << out << "\"}";
+    json << "], \"speed_rounds\": " << walls[0].size() << ", \"speed_spread\": " << round_to(worst_spread, 3)
+         << ", \"steady\": " << (steady ? "true" : "false") << ", \"out\": \"" << out << "\"}";
     std::printf("wrote %s\n%s\n", out.c_str(), json.str().c_str());
     return 0;
   });

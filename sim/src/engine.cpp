@@ -35,10 +35,13 @@ class Engine::Queue final : public network::Events {
 Engine::Engine(ClusterModel model) : model_(std::move(model)) {
   for (const NodeGroup& g : model_.groups)
     for (std::size_t i = 0; i < g.count; ++i) {
+      if (i % g.nodes_per_host == 0) hosts_.push_back({static_cast<double>(g.cores), static_cast<VNode>(nodes_.size()), 0});
+      ++hosts_.back().count;
       Node n;
       n.cores = g.cores;
       n.workers = g.workers;
       n.speed = g.speed;
+      n.host = static_cast<std::uint32_t>(hosts_.size() - 1);
       nodes_.push_back(std::move(n));
     }
   usage_.resize(nodes_.size());
@@ -205,19 +208,34 @@ void Engine::set_rate(ActionId id, double rate) {
 
 // --- CPU: steps share the cores transfers leave them ---
 
-void Engine::reshare_cpu(VNode v) {
-  Node& n = nodes_[v];
-  const double cores = n.cores;
+double Engine::comm_cores(const Node& n) const noexcept {
   const bool per_link = model_.network.cpu_per_link;
   const double sending = per_link ? std::min(1.0, static_cast<double>(n.sending)) : n.sending;
   const double receiving = per_link ? std::min(1.0, static_cast<double>(n.receiving)) : n.receiving;
-  const double comm = std::min(cores, model_.network.cpu_per_send * sending + model_.network.cpu_per_receive * receiving);
-  const double available = cores - comm;
-  const double k = static_cast<double>(n.running.size());
-  const double rate = k > 0 ? n.speed * std::min(1.0, available / k) : 0.0;
-  for (ActionId id : n.running) set_rate(id, rate);
-  usage_.set(v, Usage::StepCores, now_, std::min(k, available));
-  usage_.set(v, Usage::CommCores, now_, comm);
+  return std::min<double>(n.cores, model_.network.cpu_per_send * sending + model_.network.cpu_per_receive * receiving);
+}
+
+// A host's cores, less what its transfers use, go in equal shares to the steps running on all its
+// nodes (the OS shares a machine among its processes' threads), each step at most one core and each
+// node within its own cores.
+void Engine::reshare_cpu(VNode v) {
+  const Host& host = hosts_[nodes_[v].host];
+  const VNode end = host.first + host.count;
+  double comm = 0, steps = 0;
+  for (VNode u = host.first; u < end; ++u) {
+    comm += comm_cores(nodes_[u]);
+    steps += static_cast<double>(nodes_[u].running.size());
+  }
+  const double host_share = steps > 0 ? std::max(0.0, host.cores - comm) / steps : 0.0;
+  for (VNode u = host.first; u < end; ++u) {
+    Node& n = nodes_[u];
+    const double own = comm_cores(n);
+    const double k = static_cast<double>(n.running.size());
+    const double share = k > 0 ? std::min({1.0, (n.cores - own) / k, host_share}) : 0.0;
+    for (ActionId id : n.running) set_rate(id, n.speed * share);
+    usage_.set(u, Usage::StepCores, now_, k * share);
+    usage_.set(u, Usage::CommCores, now_, own);
+  }
 }
 
 // --- lists with O(1) removal: each action remembers its position ---

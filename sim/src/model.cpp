@@ -107,7 +107,7 @@ ClusterModel check(const json& root, const Reader& r) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string path = "groups[" + std::to_string(i) + "].";
     const json& g = groups[i];
-    r.only(g, path, {"name", "count", "cores", "speed", "workers", "bandwidth_MBps", "segment"});
+    r.only(g, path, {"name", "count", "cores", "speed", "workers", "bandwidth_MBps", "segment", "nodes_per_host"});
     NodeGroup group;
     group.name = g.contains("name") && g["name"].is_string() ? g["name"].get<std::string>() : "group" + std::to_string(i);
     group.count = r.count(g, path, "count");
@@ -115,6 +115,10 @@ ClusterModel check(const json& root, const Reader& r) {
     group.speed = r.number(g, path, "speed", true);
     group.workers = g.contains("workers") ? static_cast<unsigned>(r.count(g, path, "workers")) : 0u;
     group.bandwidth = r.optional_number(g, path, "bandwidth_MBps", 0.0) * 1e6;
+    group.nodes_per_host = g.contains("nodes_per_host") ? static_cast<unsigned>(r.count(g, path, "nodes_per_host")) : 1u;
+    if (group.count % group.nodes_per_host != 0)
+      r.fail(path + "nodes_per_host", "must divide the group's count (" + std::to_string(group.count) + "), got " +
+                                          std::to_string(group.nodes_per_host));
     if (g.contains("segment")) {
       const json& v = g["segment"];
       if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 65535)
@@ -266,6 +270,7 @@ std::string ClusterModel::to_json() const {
     if (g.workers > 0) groups_json.back()["workers"] = g.workers;
     if (g.bandwidth > 0) groups_json.back()["bandwidth_MBps"] = tidy(g.bandwidth / 1e6);
     if (g.segment >= 0) groups_json.back()["segment"] = g.segment;
+    if (g.nodes_per_host > 1) groups_json.back()["nodes_per_host"] = g.nodes_per_host;
   }
   const json root = {
       {"groups", groups_json},

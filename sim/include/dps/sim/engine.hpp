@@ -126,9 +126,15 @@ class Engine {
   struct Node {
     unsigned cores = 1, workers = 0;
     double speed = 1;
+    std::uint32_t host = 0;  // into hosts_
     const void* owner = nullptr;
     std::vector<ActionId> running;  // computations
     std::uint32_t sending = 0, receiving = 0;  // transfers in progress, for their CPU cost
+  };
+  // The machine a group's consecutive nodes share (one node each without nodes_per_host).
+  struct Host {
+    double cores = 1;
+    VNode first = 0, count = 1;  // its nodes
   };
 
   ActionId make(Kind kind, Completion done);
@@ -136,7 +142,8 @@ class Engine {
   void set_rate(ActionId id, double rate);
   void settle(Action& a) const noexcept;  // remaining as of now
   void end(ActionId id);
-  void reshare_cpu(VNode node);
+  void reshare_cpu(VNode node);  // and of the nodes sharing its host
+  double comm_cores(const Node& n) const noexcept;
   void start_transfer(VNode from, VNode to, double bytes, double latency, Completion done);
 
   static void list_add(std::vector<ActionId>& list, std::uint32_t& at, ActionId id);
@@ -158,6 +165,7 @@ class Engine {
   ClusterModel model_;
   double now_ = 0;
   std::vector<Node> nodes_;
+  std::vector<Host> hosts_;
   std::unordered_map<std::uint64_t, Connection> connections_;  // fifo networks: by from << 32 | to
   std::vector<Action> actions_;
   std::vector<ActionId> free_;

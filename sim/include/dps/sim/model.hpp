@@ -6,6 +6,8 @@
 //   {
 //     "groups":  [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0 },
 //                  { "name": "slow", "count": 4, "cores": 1, "speed": 0.5, "workers": 2 } ],
+//   (a group's "nodes_per_host": 4 puts every 4 consecutive nodes of it on one host whose `cores` they
+//   share: node processes started on one machine, as `--nodes 4` does)
 //     "network": { "latency_us": 50, "bandwidth_MBps": 117.5, "sharing": "equal",
 //                  "cpu_per_send": 0.05, "cpu_per_receive": 0.1, "header_bytes": 0 }
 //   }
@@ -54,6 +56,9 @@ struct NodeGroup {
   unsigned workers = 0;  // steps that run at once, as the runtime's worker threads; 0: every one ready
   double bandwidth = 0;  // bytes per second of each node's link, each way; 0: the network's (mesh and segments only)
   int segment = -1;      // segments topology: the segment its nodes share (-1: one of its own, after the numbered ones)
+  // Consecutive nodes of the group on one host: their steps and transfers share the host's `cores`, as
+  // the processes of one machine do (each node may still use all of them when the others are idle).
+  unsigned nodes_per_host = 1;
 };
 
 enum class Topology {
