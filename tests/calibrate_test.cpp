@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace dps::test {
@@ -28,7 +29,7 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   const std::string model_path = (files.dir / "cluster.json").string();
   std::string out;
   const int status = shell(cluster.in_host(0) + " " + net::shell_word(CALIBRATE) + " --hostfile " +
-                               cluster.hostfile(files) + " --out " + model_path + " --seconds 2 --bytes 1048576",
+                               cluster.hostfile(files) + " --out " + model_path + " --seconds 2 --rounds 3 --bytes 1048576",
                            out);
   ASSERT_EQ(status, 0) << out;
   std::printf("%s", out.c_str());
@@ -38,6 +39,8 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   std::vector<double> speeds;
   for (const sim::NodeGroup& g : model.groups) {
     EXPECT_EQ(g.cores, 1u) << g.name << ": half a core rounds down to one";
+    EXPECT_EQ(g.nodes_per_host, 1u) << g.name << ": each namespace is a host of its own";
+    EXPECT_EQ(g.quota, 0.0) << g.name << ": a quota is modelled only with --quotas";
     EXPECT_GT(g.speed, 0.0) << g.name;
     speeds.insert(speeds.end(), g.count, g.speed);
   }
@@ -64,7 +67,25 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
     EXPECT_LT(model.network.cpu_per_send, 0.5) << "at 12.5 MB/s, far from a core";
     EXPECT_LT(model.network.cpu_per_receive, 0.5);
   }
-  EXPECT_EQ(out.substr(out.rfind('{')).find("\"nodes\": 4"), 1u) << "the last line is the JSON";
+  const std::string json = out.substr(out.rfind('{'));
+  EXPECT_EQ(json.find("\"nodes\": 4"), 1u) << "the last line is the JSON";
+  EXPECT_NE(json.find("\"speed_spread\": "), std::string::npos) << "calibrate reports its confidence";
+  EXPECT_NE(json.find("\"steady\": "), std::string::npos);
+}
+
+// Node processes started on one machine (--nodes 3) share its cores: one host holding the three, each
+// process running the workers the runtime gives it (the machine's CPUs over the three).
+TEST(Calibrate, NodeProcessesOnOneMachineAreOneHost) {
+  Scratch files;
+  const std::string model_path = (files.dir / "local.json").string();
+  std::string out;
+  const int status = shell(net::shell_word(CALIBRATE) + " --nodes 3 --seconds 0.2 --pairs 1 --out " + model_path, out);
+  ASSERT_EQ(status, 0) << out;
+  const sim::ClusterModel model = sim::ClusterModel::load(model_path);
+  ASSERT_EQ(model.groups.size(), 1u) << out;
+  EXPECT_EQ(model.groups[0].count, 3u);
+  EXPECT_EQ(model.groups[0].nodes_per_host, 3u);
+  EXPECT_EQ(model.groups[0].workers, std::max(1u, std::thread::hardware_concurrency() / 3)) << out;
 }
 
 }  // namespace

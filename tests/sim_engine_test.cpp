@@ -202,6 +202,45 @@ TEST(SimEngine, TransfersTakeTheirCpuFromTheirHost) {
   expect_near_relative(clock.ended.at(2), 1.0 / 0.75);
 }
 
+// A host held to a quarter of a core per 4 ms period (a cgroup's cpu.max "1000 4000"): a step runs at
+// full speed for 1 ms, waits 3 ms, and so on; two steps share the same budget. The second host's
+// period begins at its own phase (0.618 of a period), with its whole budget.
+TEST(SimEngine, AHostUnderACpuQuotaRunsItsBudgetThenWaitsForTheNextPeriod) {
+  constexpr double kQuotaSlack = 1e-8;  // the engine overdraws a budget by 10^-9 of a period
+  ClusterModel m = star(2);
+  m.groups[0].quota = 0.25;
+  m.groups[0].quota_period = 0.004;
+  {
+    Engine engine(m);
+    Clock clock(engine);
+    engine.compute(0, 0.0025, {&clock, 0});
+    engine.compute(1, 0.002, {&clock, 1});
+    while (engine.step()) {}
+    EXPECT_NEAR(clock.ended.at(0), 0.0085, kQuotaSlack);  // 0-1, 4-5, 8-8.5 ms
+    EXPECT_NEAR(clock.ended.at(1), 0.004 * 0.6180339887498949 + 0.001, kQuotaSlack);
+  }
+  {
+    Engine engine(m);
+    Clock clock(engine);
+    engine.compute(0, 0.001, {&clock, 0});
+    engine.compute(0, 0.001, {&clock, 1});
+    while (engine.step()) {}
+    // Half a core each: the budget is spent at 1 ms, half their work done; the rest in the next period.
+    EXPECT_NEAR(clock.ended.at(0), 0.005, kQuotaSlack);
+    EXPECT_NEAR(clock.ended.at(1), 0.005, kQuotaSlack);
+  }
+  Engine engine(m);
+  Clock clock(engine);
+  engine.compute(0, 1.0, {&clock, 0});
+  while (engine.step()) {}
+  EXPECT_NEAR(clock.ended.at(0), 3.997, kQuotaSlack);  // a quarter of the speed over 1000 periods
+  engine.timer(10.0, {&clock, 1});  // idle over many periods: the next step has a whole budget at once
+  while (engine.step()) {}
+  engine.compute(0, 0.001, {&clock, 2});
+  while (engine.step()) {}
+  EXPECT_NEAR(clock.ended.at(2), 10.001, kQuotaSlack);
+}
+
 // Two transfers out of node 0 at once, beside a step there: per transfer they take 2 × 0.25 of its
 // core; per link, 0.25 (the link carries the same bytes per second however many share it).
 TEST(SimEngine, CommunicationCpuPerTransferOrPerLink) {

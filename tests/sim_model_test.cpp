@@ -10,7 +10,7 @@ namespace {
 
 const std::string kGood = R"({
   "groups": [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0, "workers": 3, "nodes_per_host": 2 },
-              { "name": "slow", "count": 2, "speed": 0.5 } ],
+              { "name": "slow", "count": 2, "speed": 0.5, "quota": 0.25, "quota_period_us": 4000 } ],
   "network": { "latency_us": 1350, "bandwidth_MBps": 11.85, "sharing": "equal",
                "cpu_per_send": 0.1, "cpu_per_receive": 0.2 }
 })";
@@ -34,6 +34,9 @@ TEST(SimModel, ReadsGroupsAndNetworkInSiUnits) {
   EXPECT_EQ(m.groups[1].workers, 0u) << "no limit on the steps running at once by default";
   EXPECT_EQ(m.groups[0].nodes_per_host, 2u);
   EXPECT_EQ(m.groups[1].nodes_per_host, 1u) << "a host of its own by default";
+  EXPECT_DOUBLE_EQ(m.groups[1].quota, 0.25);
+  EXPECT_DOUBLE_EQ(m.groups[1].quota_period, 0.004);
+  EXPECT_DOUBLE_EQ(m.groups[0].quota, 0.0) << "no quota by default";
   EXPECT_EQ(m.group_of(3).name, "fast");
   EXPECT_EQ(m.group_of(4).name, "slow");
   EXPECT_DOUBLE_EQ(m.network.latency, 1350e-6);
@@ -50,6 +53,7 @@ TEST(SimModel, WritesWhatItReads) {
   EXPECT_EQ(again.node_count(), 6u);
   EXPECT_EQ(again.groups[0].workers, 3u);
   EXPECT_EQ(again.groups[0].nodes_per_host, 2u);
+  EXPECT_DOUBLE_EQ(again.groups[1].quota_period, 0.004);
 }
 
 TEST(SimModel, OverridesChangeFieldsBeforeTheyAreChecked) {
@@ -79,6 +83,10 @@ TEST(SimModel, EveryBadModelNamesItsField) {
             "cluster.json: groups[0].workers must be a positive integer, got 0");
   EXPECT_EQ(error_of(with(R"("nodes_per_host": 2)", R"("nodes_per_host": 3)")),
             "cluster.json: groups[0].nodes_per_host must divide the group's count (4), got 3");
+  EXPECT_EQ(error_of(with(R"("quota": 0.25)", R"("quota": 1.5)")),
+            "cluster.json: groups[1].quota must be at most the host's cores (1), got 1.5");
+  EXPECT_EQ(error_of(with(R"("quota_period_us": 4000)", R"("quota_period_us": 10)")),
+            "cluster.json: groups[1].quota_period_us must be from 100 to 1000000, got 10");
   EXPECT_EQ(error_of(with(R"("speed": 0.5)", R"("speed": "fast")")),
             R"(cluster.json: groups[1].speed must be a number, got "fast")");
   EXPECT_EQ(error_of(with(R"("cores": 2)", R"("cores": 2, "memory": 4)")),

@@ -15,6 +15,9 @@
 //     throttled has speed 1). Each loop spans many periods of a CPU quota, and the nodes are measured
 //     round after round until each one's last readings agree (--tolerance): a node's speed is the
 //     median of its readings, their spread is reported as the calibration's confidence;
+//   - CPU quota: a busy thread's stalls, when they come at one period (a cgroup's cpu.max, a
+//     container's CPU limit under a core): the model holds the node to that share of each period,
+//     and its speed is the one it runs at meanwhile;
 //   - cores: CPU seconds per wall second of the loop run on every CPU the process may use (so a
 //     cgroup quota of half a core gives one core at speed 0.5);
 //   - workers: the worker threads each node process runs (that many steps run at once there);
@@ -127,9 +130,10 @@ struct Count : dps::Merge<Ack, Tally> {
 // A node's process: its CPU time so far, its cores, and (when asked) how long a fixed loop takes there.
 struct Probe {
   long target = 0, iterations = 0;
+  double stall_seconds = 0;  // > 0: look for a CPU quota's stalls this long
   template <class A>
   void serialize(A& a) {
-    a(target, iterations);
+    a(target, iterations, stall_seconds);
   }
 };
 struct Sample {
@@ -137,9 +141,10 @@ struct Sample {
   unsigned cores = 1, workers = 1;
   std::uint64_t host = 0;  // the same for node processes on one machine
   double process_cpu_s = 0, loop_cpu_s = 0, loop_wall_s = 0, loop_sum = 0;
+  double quota_period_s = 0, quota_share = 0;  // a CPU quota found: its period and share of it; else 0
   template <class A>
   void serialize(A& a) {
-    a(node, cores, workers, host, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum);
+    a(node, cores, workers, host, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum, quota_period_s, quota_share);
   }
 };
 
@@ -193,6 +198,41 @@ unsigned usable_cores(long iterations) {
   return static_cast<unsigned>(std::clamp(std::lround(parallel), 1L, static_cast<long>(cpus)));
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A CPU quota (a cgroup's cpu.max, a container's CPU limit) under a core shows as stalls while a
+// thread keeps busy: the host runs, is throttled, runs again. The kernel checks the budget at its
+// timer tick, so the runs last a tick or more and the pattern is coarser than the quota's period
+// (at HZ = 250 a quarter of a core per 4 ms runs 4 ms and stalls 12): what the model needs is the
+// pattern seen, its mean period (stall to stall) and the share of it the thread runs. {0, 0} when
+// there are few stalls (other processes preempt a thread too) or they take under a tenth of the time.
+struct Quota {
+  double period = 0, share = 0;
+};
+Quota find_quota(double seconds) {
+  std::vector<double> starts, lengths;
+  const double begin = clock_seconds(CLOCK_MONOTONIC);
+  for (double last = begin, now = begin; now - begin < seconds; last = now) {
+    now = clock_seconds(CLOCK_MONOTONIC);
+    if (now - last > 100e-6) {
+      starts.push_back(last);
+      lengths.push_back(now - last);
+    }
+  }
+  if (starts.size() < 8) return {};
+  // From the first stall's start to the last's: whole periods, each with one stall.
+  const double span = starts.back() - starts.front();
+  double stalled = 0;
+  for (std::size_t i = 0; i + 1 < lengths.size(); ++i) stalled += lengths[i];
+  const double share = 1 - stalled / span;
+  if (share > 0.9 || share <= 0) return {};
+  return {span / static_cast<double>(starts.size() - 1), share};
+}
+
 struct Forward : dps::Split<Probe, Probe> {
   dps::Step execute(Probe p) { co_await post(std::move(p)); }
 };
@@ -207,6 +247,11 @@ struct Measure : dps::Leaf<Probe, Sample> {
       s.loop_wall_s = clock_seconds(CLOCK_MONOTONIC) - wall;
       s.cores = usable_cores(p.iterations);
     }
+    if (p.stall_seconds > 0) {
+      const Quota q = find_quota(p.stall_seconds);
+      s.quota_period_s = q.period;
+      s.quota_share = q.share;
+    }
     return s;
   }
 };
@@ -216,12 +261,6 @@ struct Return : dps::Merge<Sample, Sample> {
     co_await post(s);
   }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 double round_to(double x, int digits) {  // significant digits, for a model file people read
   if (x == 0) return 0;
@@ -289,30 +328,40 @@ std::vector<unsigned> nodes_per_host(const std::vector<Sample>& nodes) {
   return per_host;
 }
 
-// Consecutive hosts with the same nodes, cores and workers, and speeds within 10 % of their group's
-// mean, form a group.
-std::vector<dps::sim::NodeGroup> group(const std::vector<Sample>& nodes, const std::vector<double>& speeds) {
+// Consecutive hosts with the same nodes, cores, workers and CPU quota, and speeds within 10 % of their
+// group's mean, form a group.
+std::vector<dps::sim::NodeGroup> group(const std::vector<Sample>& nodes, const std::vector<double>& speeds,
+                                       const std::vector<Quota>& quotas) {
+  const auto close = [](double a, double b) { return std::fabs(a - b) <= 0.1 * std::max(a, b); };
   const std::vector<unsigned> per_host = nodes_per_host(nodes);
   std::vector<dps::sim::NodeGroup> groups;
-  std::vector<double> sums;
+  std::vector<double> sums, periods;  // of the group's speeds and quota periods
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const double mean = groups.empty() ? 0 : sums.back() / static_cast<double>(groups.back().count);
     const bool host_begins = i == 0 || nodes[i].host != nodes[i - 1].host;
     if (!groups.empty() && (!host_begins || (groups.back().nodes_per_host == per_host[i] &&
                                              groups.back().cores == nodes[i].cores &&
                                              groups.back().workers == nodes[i].workers &&
+                                             close(groups.back().quota, quotas[i].share) &&
                                              std::fabs(speeds[i] - mean) <= 0.1 * mean))) {
       ++groups.back().count;
       sums.back() += speeds[i];
+      periods.back() += quotas[i].period;
     } else {
       groups.push_back({"", 1, nodes[i].cores, 0, nodes[i].workers});
       groups.back().nodes_per_host = per_host[i];
+      if (quotas[i].share > 0) {
+        groups.back().quota = quotas[i].share;
+        groups.back().quota_period = quotas[i].period;
+      }
       sums.push_back(speeds[i]);
+      periods.push_back(quotas[i].period);
     }
   }
   for (std::size_t g = 0; g < groups.size(); ++g) {
     groups[g].name = groups.size() == 1 ? "nodes" : "group" + std::to_string(g);
     groups[g].speed = round_to(sums[g] / static_cast<double>(groups[g].count), 3);
+    if (groups[g].quota > 0) groups[g].quota_period = round_to(periods[g] / static_cast<double>(groups[g].count), 2);
   }
   return groups;
 }
@@ -338,6 +387,7 @@ int main(int argc, char** argv) {
     double seconds = 2;
     long bytes = 4 << 20, pairs = 3, rounds = 8;
     double tolerance = 0.01;
+    bool quotas_wanted = false;
     dps::Cli cli("calibrate",
                  "Measures the nodes it runs on (latency, bandwidth, CPU used by transfers, node speeds and "
                  "cores) and writes the simulator's cluster model.");
@@ -348,7 +398,11 @@ int main(int argc, char** argv) {
         .option("--tolerance", tolerance,
                 "speeds are measured round after round until each node's last three readings are within this "
                 "fraction of each other (default 0.01)")
-        .option("--rounds", rounds, "the most rounds of speed readings (default 8; at least 3)");
+        .option("--rounds", rounds, "the most rounds of speed readings (default 8; at least 3)")
+        .flag("--quotas", quotas_wanted,
+              "look for CPU quotas (cgroup cpu.max, container CPU limits under a core) and model them: the node "
+              "then runs at its full speed and stops for the rest of each period once its share is used "
+              "(default: a quota makes a uniformly slower node)");
     if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
     if (app.nodes() < 2) throw std::invalid_argument("calibrate needs at least two nodes (--nodes N or --hostfile FILE)");
     if (seconds <= 0) throw std::invalid_argument("--seconds must be positive");
@@ -407,27 +461,43 @@ int main(int argc, char** argv) {
     const double unit_spread = spread(unit);
     const double worst_spread = std::max(unit_spread, *std::max_element(speed_spreads.begin(), speed_spreads.end()));
 
+    // CPU quotas (--quotas): a node held to one runs at its speed while it has budget, the share of
+    // each period the model then holds it to (the speeds above are the average: speed × share).
+    std::vector<Quota> quotas(static_cast<std::size_t>(nodes));
+    for (long k = 0; k < nodes && quotas_wanted; ++k) {
+      const auto i = static_cast<std::size_t>(k);
+      const Sample s = checked(sample.call(Probe{k, 0, std::max(0.5, seconds / 4)}).get(), k);
+      quotas[i] = {round_to(s.quota_period_s, 2), round_to(s.quota_share, 3)};
+    }
+    // The model's speed of a node under a quota: while it runs.
+    std::vector<double> model_speeds = speeds;
+    for (std::size_t i = 0; i < quotas.size(); ++i)
+      if (quotas[i].share > 0) model_speeds[i] /= quotas[i].share;
+
     // The links between node 0 and the first `pairs` other nodes.
     std::vector<double> latency, bandwidth, send, receive;
     for (long k = 1; k <= std::min(pairs, nodes - 1); ++k) {
       const Link link = measure_link(stream, sample, k, static_cast<std::size_t>(bytes), seconds);
       latency.push_back(link.latency);
       bandwidth.push_back(link.bandwidth);
-      // As fractions of the nodes' own cores (the model's unit): CPU time over capacity, which is
-      // the speed (alone) on a node slower than node 0 (a CPU quota).
-      send.push_back(std::min(1.0, link.cpu_per_send / speeds[0]));
-      receive.push_back(std::min(1.0, link.cpu_per_receive / speeds[static_cast<std::size_t>(k)]));
+      // As fractions of the nodes' own cores (the model's unit): CPU time over capacity, the speed
+      // (which, for a node under a quota, is its speed while it runs).
+      send.push_back(std::min(1.0, link.cpu_per_send / model_speeds[0]));
+      receive.push_back(std::min(1.0, link.cpu_per_receive / model_speeds[static_cast<std::size_t>(k)]));
       std::printf("node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f\n", k,
                   link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive);
     }
     for (long k = 0; k < nodes; ++k) {
       const auto i = static_cast<std::size_t>(k);
-      std::printf("node %ld: %u cores, %u workers, speed %.3f (%zu readings, spread %.1f %%)\n", k, samples[i].cores,
+      std::printf("node %ld: %u cores, %u workers, speed %.3f (%zu readings, spread %.1f %%)", k, samples[i].cores,
                   samples[i].workers, speeds[i], walls[i].size(), 100 * speed_spreads[i]);
+      if (quotas[i].share > 0)
+        std::printf(", a CPU quota of %.2f of a core per %.2f ms", quotas[i].share, quotas[i].period * 1e3);
+      std::printf("\n");
     }
 
     dps::sim::ClusterModel model;
-    model.groups = group(samples, speeds);
+    model.groups = group(samples, model_speeds, quotas);
     model.network.latency = round_to(median(latency), 3);
     model.network.fifo = true;          // measured over TCP: one connection per node pair,
     model.network.cpu_per_link = true;  // whose CPU follows the bytes on the link
@@ -445,6 +515,8 @@ int main(int argc, char** argv) {
          << ", \"cpu_per_send\": " << model.network.cpu_per_send
          << ", \"cpu_per_receive\": " << model.network.cpu_per_receive << ", \"speeds\": [";
     for (std::size_t i = 0; i < speeds.size(); ++i) json << (i ? ", " : "") << round_to(speeds[i], 3);
+    json << "], \"quotas\": [";
+    for (std::size_t i = 0; i < quotas.size(); ++i) json << (i ? ", " : "") << quotas[i].share;
     json << "], \"speed_rounds\": " << walls[0].size() << ", \"speed_spread\": " << round_to(worst_spread, 3)
          << ", \"steady\": " << (steady ? "true" : "false") << ", \"out\": \"" << out << "\"}";
     std::printf("wrote %s\n%s\n", out.c_str(), json.str().c_str());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <string>
 
 namespace dps::sim {
@@ -35,7 +36,18 @@ class Engine::Queue final : public network::Events {
 Engine::Engine(ClusterModel model) : model_(std::move(model)) {
   for (const NodeGroup& g : model_.groups)
     for (std::size_t i = 0; i < g.count; ++i) {
-      if (i % g.nodes_per_host == 0) hosts_.push_back({static_cast<double>(g.cores), static_cast<VNode>(nodes_.size()), 0});
+      if (i % g.nodes_per_host == 0) {
+        Host h{static_cast<double>(g.cores), static_cast<VNode>(nodes_.size()), 0};
+        if (g.quota > 0) {
+          // Each host's period begins at its own phase, as each cgroup's timer began when it was set.
+          const double phase = std::fmod(static_cast<double>(hosts_.size()) * 0.6180339887498949, 1.0);
+          h.quota = g.quota * g.quota_period;
+          h.period = g.quota_period;
+          h.period_end = phase * g.quota_period;  // the first period, a part of one, has the whole budget
+          h.budget = h.quota;
+        }
+        hosts_.push_back(h);
+      }
       ++hosts_.back().count;
       Node n;
       n.cores = g.cores;
@@ -43,6 +55,11 @@ Engine::Engine(ClusterModel model) : model_(std::move(model)) {
       n.speed = g.speed;
       n.host = static_cast<std::uint32_t>(hosts_.size() - 1);
       nodes_.push_back(std::move(n));
+    }
+  for (std::uint32_t h = 0; h < hosts_.size(); ++h)
+    if (hosts_[h].quota > 0) {
+      hosts_[h].event = make(Kind::Quota, {});
+      actions_[hosts_[h].event].from = h;
     }
   usage_.resize(nodes_.size());
   queue_ = std::make_unique<Queue>(*this);
@@ -141,6 +158,8 @@ bool Engine::step() {
     network_->start(id, a.from, a.to, a.remaining, a.seq, now_);
   } else if (a.kind == Kind::Network) {
     end(network_->due(a.from));  // the link's first flow
+  } else if (a.kind == Kind::Quota) {
+    quota_event(a.from);
   } else {
     end(id);
   }
@@ -184,7 +203,8 @@ void Engine::end(ActionId id) {
       break;
     }
     case Kind::Timer: free(id); break;
-    case Kind::Network: break;  // never ends: step() ends its flow instead
+    case Kind::Network:
+    case Kind::Quota: break;  // never end: step() handles them
   }
   if (done.listener) done.listener->finished(done.tag);
 }
@@ -219,8 +239,10 @@ double Engine::comm_cores(const Node& n) const noexcept {
 // nodes (the OS shares a machine among its processes' threads), each step at most one core and each
 // node within its own cores.
 void Engine::reshare_cpu(VNode v) {
-  const Host& host = hosts_[nodes_[v].host];
+  Host& host = hosts_[nodes_[v].host];
   const VNode end = host.first + host.count;
+  if (host.quota > 0) spend_quota(host);
+  host.burn = 0;
   double comm = 0, steps = 0;
   for (VNode u = host.first; u < end; ++u) {
     comm += comm_cores(nodes_[u]);
@@ -231,11 +253,51 @@ void Engine::reshare_cpu(VNode v) {
     Node& n = nodes_[u];
     const double own = comm_cores(n);
     const double k = static_cast<double>(n.running.size());
-    const double share = k > 0 ? std::min({1.0, (n.cores - own) / k, host_share}) : 0.0;
+    const double share = k > 0 && !host.throttled ? std::min({1.0, (n.cores - own) / k, host_share}) : 0.0;
     for (ActionId id : n.running) set_rate(id, n.speed * share);
     usage_.set(u, Usage::StepCores, now_, k * share);
     usage_.set(u, Usage::CommCores, now_, own);
+    host.burn += k * share + (host.throttled ? 0.0 : own);
   }
+  if (host.quota == 0) return;
+  // The next quota event: the budget spent at this burn, or the period's end (which refills it).
+  Action& e = actions_[host.event];
+  // A hair late (10^-9 of a period), so that a step ending as the budget does ends first, not a period later.
+  const double spent = host.burn > 0 && !host.throttled ? now_ + host.budget / host.burn + 1e-9 * host.period : kNever;
+  const double next = std::min(spent, host.period_end);
+  if (host.burn == 0 && !host.throttled) {  // idle: nothing to schedule; spend_quota catches up the periods
+    if (e.heap_at != kNone) heap_erase(host.event);
+    return;
+  }
+  if (e.finish == next && e.heap_at != kNone) return;
+  if (e.heap_at != kNone) heap_erase(host.event);
+  e.finish = next;
+  e.seq = seq_++;
+  heap_place(host.event);
+}
+
+// CFS bandwidth control: the budget goes at `burn` cores; each period refills it (unused CPU does not
+// carry over); the host runs nothing once it is spent, until the period ends.
+void Engine::spend_quota(Host& host) {
+  host.budget = std::max(0.0, host.budget - host.burn * (now_ - host.spent_at));
+  host.spent_at = now_;
+  if (now_ >= host.period_end) {  // idle across period ends, or one ends now
+    host.period_end += host.period * std::floor((now_ - host.period_end) / host.period + 1);
+    host.budget = host.quota;
+    host.throttled = false;
+  }
+}
+
+// Either the period is over (spend_quota refills the budget) or the budget is spent before it.
+void Engine::quota_event(std::uint32_t h) {
+  Host& host = hosts_[h];
+  const bool period_over = now_ >= host.period_end;
+  spend_quota(host);
+  if (!period_over) {
+    host.budget = 0;
+    host.throttled = true;
+  }
+  reshare_cpu(host.first);
 }
 
 // --- lists with O(1) removal: each action remembers its position ---

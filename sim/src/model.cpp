@@ -107,7 +107,8 @@ ClusterModel check(const json& root, const Reader& r) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string path = "groups[" + std::to_string(i) + "].";
     const json& g = groups[i];
-    r.only(g, path, {"name", "count", "cores", "speed", "workers", "bandwidth_MBps", "segment", "nodes_per_host"});
+    r.only(g, path, {"name", "count", "cores", "speed", "workers", "bandwidth_MBps", "segment", "nodes_per_host", "quota",
+                      "quota_period_us"});
     NodeGroup group;
     group.name = g.contains("name") && g["name"].is_string() ? g["name"].get<std::string>() : "group" + std::to_string(i);
     group.count = r.count(g, path, "count");
@@ -119,6 +120,12 @@ ClusterModel check(const json& root, const Reader& r) {
     if (group.count % group.nodes_per_host != 0)
       r.fail(path + "nodes_per_host", "must divide the group's count (" + std::to_string(group.count) + "), got " +
                                           std::to_string(group.nodes_per_host));
+    group.quota = r.optional_number(g, path, "quota", 0.0);
+    if (group.quota > group.cores)
+      r.fail(path + "quota", "must be at most the host's cores (" + std::to_string(group.cores) + "), got " + g["quota"].dump());
+    group.quota_period = r.optional_number(g, path, "quota_period_us", 1e5) * 1e-6;
+    if (group.quota_period < 1e-4 || group.quota_period > 1)
+      r.fail(path + "quota_period_us", "must be from 100 to 1000000, got " + g["quota_period_us"].dump());
     if (g.contains("segment")) {
       const json& v = g["segment"];
       if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 65535)
@@ -271,6 +278,10 @@ std::string ClusterModel::to_json() const {
     if (g.bandwidth > 0) groups_json.back()["bandwidth_MBps"] = tidy(g.bandwidth / 1e6);
     if (g.segment >= 0) groups_json.back()["segment"] = g.segment;
     if (g.nodes_per_host > 1) groups_json.back()["nodes_per_host"] = g.nodes_per_host;
+    if (g.quota > 0) {
+      groups_json.back()["quota"] = tidy(g.quota);
+      groups_json.back()["quota_period_us"] = tidy(g.quota_period * 1e6);
+    }
   }
   const json root = {
       {"groups", groups_json},

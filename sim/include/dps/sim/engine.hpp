@@ -2,7 +2,8 @@
 // nothing of DPS: it runs computations on virtual nodes and transfers between them, and tells a
 // Listener when each one ends. Resources are shared as they are in the model (seed 004 §4):
 //   - a node's running computations share its cores, minus what its transfers use
-//     (cpu_per_send / cpu_per_receive of a core each), at the node's speed;
+//     (cpu_per_send / cpu_per_receive of a core each), at the node's speed; nodes on one host share
+//     its cores, and a host under a CPU quota stops once it has used its period's share;
 //   - a transfer waits out the latency, then its bytes flow at a rate set by the sharing of the
 //     source's outgoing and the destination's incoming bandwidth (equal shares, or max-min);
 //   - with fifo connections, a node pair's messages go one after another, as on one TCP connection,
@@ -98,7 +99,8 @@ class Engine {
   using ActionId = std::uint32_t;
   static constexpr std::uint32_t kNone = ~0u;
   // Network: the end of a network model's link (its first flow's), which it schedules itself.
-  enum class Kind : std::uint8_t { Compute, Latency, Flow, Timer, Network };
+  // Quota: a host's next quota event (its budget spent, or its period over), which it keeps.
+  enum class Kind : std::uint8_t { Compute, Latency, Flow, Timer, Network, Quota };
 
   struct Action {
     Kind kind = Kind::Timer;
@@ -131,10 +133,16 @@ class Engine {
     std::vector<ActionId> running;  // computations
     std::uint32_t sending = 0, receiving = 0;  // transfers in progress, for their CPU cost
   };
-  // The machine a group's consecutive nodes share (one node each without nodes_per_host).
+  // The machine a group's consecutive nodes share (one node each without nodes_per_host), and its
+  // CPU quota: `budget` core-seconds left in the period ending at `period_end`, spent at `burn` (the
+  // cores its steps and transfers use) since `spent_at`.
   struct Host {
     double cores = 1;
     VNode first = 0, count = 1;  // its nodes
+    double quota = 0, period = 0;  // core-seconds per period (0: no quota), seconds
+    double budget = 0, period_end = 0, burn = 0, spent_at = 0;
+    bool throttled = false;
+    ActionId event = kNone;  // Kind::Quota, in the heap while the host burns or waits
   };
 
   ActionId make(Kind kind, Completion done);
@@ -143,6 +151,8 @@ class Engine {
   void settle(Action& a) const noexcept;  // remaining as of now
   void end(ActionId id);
   void reshare_cpu(VNode node);  // and of the nodes sharing its host
+  void spend_quota(Host& host);  // the budget as of now
+  void quota_event(std::uint32_t host);
   double comm_cores(const Node& n) const noexcept;
   void start_transfer(VNode from, VNode to, double bytes, double latency, Completion done);
 

@@ -7,7 +7,9 @@
 //     "groups":  [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0 },
 //                  { "name": "slow", "count": 4, "cores": 1, "speed": 0.5, "workers": 2 } ],
 //   (a group's "nodes_per_host": 4 puts every 4 consecutive nodes of it on one host whose `cores` they
-//   share: node processes started on one machine, as `--nodes 4` does)
+//   share: node processes started on one machine, as `--nodes 4` does; "quota": 0.25 with
+//   "quota_period_us": 4000 holds each host to a CPU quota, as a cgroup's cpu.max or a container's
+//   CPU limit: full speed until it has used 1 ms of CPU in its 4 ms period, then nothing until the next)
 //     "network": { "latency_us": 50, "bandwidth_MBps": 117.5, "sharing": "equal",
 //                  "cpu_per_send": 0.05, "cpu_per_receive": 0.1, "header_bytes": 0 }
 //   }
@@ -59,6 +61,10 @@ struct NodeGroup {
   // Consecutive nodes of the group on one host: their steps and transfers share the host's `cores`, as
   // the processes of one machine do (each node may still use all of them when the others are idle).
   unsigned nodes_per_host = 1;
+  // A CPU quota on each host (Linux CFS bandwidth control): `quota` cores' worth of CPU per period,
+  // used at full speed, then the host's steps stop until the period ends. 0: none.
+  double quota = 0;
+  double quota_period = 0.1;  // seconds
 };
 
 enum class Topology {
