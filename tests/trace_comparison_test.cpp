@@ -4,20 +4,15 @@
 #include <dps/trace/comparison.hpp>
 #include <gtest/gtest.h>
 
+#include "built_trace.hpp"
+
 #include <cmath>
 #include <string>
 
 namespace dps::trace {
 namespace {
 
-struct Built {
-  Trace t;
-  NameId name(const std::string& s) {  // interned, as the writer does
-    for (std::size_t i = 0; i < t.names.size(); ++i)
-      if (t.names[i] == s) return static_cast<NameId>(i);
-    t.names.push_back(s);
-    return static_cast<NameId>(t.names.size() - 1);
-  }
+struct Built : test::BuiltTrace {
   void step(const std::string& operation, std::uint32_t node, double start, double end) {
     t.steps.push_back({node, node + 1u, name(node == 0 ? "master" : "workers"), name(operation), 1, start, end});
   }

@@ -4,19 +4,14 @@
 #include <dps/trace/statistics.hpp>
 #include <gtest/gtest.h>
 
+#include "built_trace.hpp"
+
 #include <string>
 
 namespace dps::trace {
 namespace {
 
-struct Built {
-  Trace t;
-  NameId name(const std::string& s) {  // interned, as the writer does
-    for (std::size_t i = 0; i < t.names.size(); ++i)
-      if (t.names[i] == s) return static_cast<NameId>(i);
-    t.names.push_back(s);
-    return static_cast<NameId>(t.names.size() - 1);
-  }
+struct Built : test::BuiltTrace {
   void info(const std::string& k, const std::string& v) { t.info.push_back({name(k), name(v)}); }
   void step(std::uint32_t node, double start, double end) {
     t.steps.push_back({node, node + 1u, name("workers"), name("op"), 1, start, end});
