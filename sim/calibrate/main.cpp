@@ -15,16 +15,16 @@
 //     throttled has speed 1). Each loop spans many periods of a CPU quota, and the nodes are measured
 //     round after round until each one's last readings agree (--tolerance): a node's speed is the
 //     median of its readings, their spread is reported as the calibration's confidence;
-//   - CPU quota: a busy thread's stalls, when they come at one period (a cgroup's cpu.max, a
-//     container's CPU limit under a core): the model holds the node to that share of each period,
-//     and its speed is the one it runs at meanwhile;
+//   - CPU quota (--quotas): a busy thread's stalls (a cgroup's cpu.max, a container's CPU limit under
+//     a core), their mean period and the share of it the thread runs: the model holds the node to
+//     that share of each period, and its speed is the one it runs at meanwhile;
 //   - cores: CPU seconds per wall second of the loop run on every CPU the process may use (so a
 //     cgroup quota of half a core gives one core at speed 0.5);
 //   - workers: the worker threads each node process runs (that many steps run at once there);
 //   - hosts: node processes on one machine (same host name and network namespace) share its cores:
 //     the model puts them on one host ("nodes_per_host"), each measured alone.
 // Network figures are medians over node pairs (0, k). Hosts in a row with the same nodes, cores,
-// workers and speeds within 10 % form one group. Last line: JSON with the figures.
+// workers and quota, and speeds within 10 %, form one group. Last line: JSON with the figures.
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 #include <dps/net/tcp_backend.hpp>
@@ -350,10 +350,7 @@ std::vector<dps::sim::NodeGroup> group(const std::vector<Sample>& nodes, const s
     } else {
       groups.push_back({"", 1, nodes[i].cores, 0, nodes[i].workers});
       groups.back().nodes_per_host = per_host[i];
-      if (quotas[i].share > 0) {
-        groups.back().quota = quotas[i].share;
-        groups.back().quota_period = quotas[i].period;
-      }
+      groups.back().quota = quotas[i].share;  // its period: the mean of the group's, below
       sums.push_back(speeds[i]);
       periods.push_back(quotas[i].period);
     }
