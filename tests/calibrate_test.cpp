@@ -48,6 +48,7 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   EXPECT_GT(model.network.latency, 0.0);
   EXPECT_GT(model.network.cpu_per_send, 0.0) << "sending costs some CPU";
   EXPECT_GT(model.network.cpu_per_receive, 0.0);
+  EXPECT_GE(model.network.cpu_per_message, 0.0);
   if (kMeasures) {  // the figures, where the build does not slow what it measures
     // A loop gets half of a core's time: about 0.5, where unthrottled would be about 1. One node's
     // figure comes from one loop, which has read from 0.24 to 0.79 on these identical hosts (thread
@@ -66,11 +67,13 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
     EXPECT_LT(model.network.latency, 5e-3);
     EXPECT_LT(model.network.cpu_per_send, 0.5) << "at 12.5 MB/s, far from a core";
     EXPECT_LT(model.network.cpu_per_receive, 0.5);
+    EXPECT_LT(model.network.cpu_per_message, model.network.latency) << "an empty message's CPU at each end, within its trip";
   }
   const std::string json = out.substr(out.rfind('{'));
   EXPECT_EQ(json.find("\"nodes\": 4"), 1u) << "the last line is the JSON";
   EXPECT_NE(json.find("\"speed_spread\": "), std::string::npos) << "calibrate reports its confidence";
   EXPECT_NE(json.find("\"steady\": "), std::string::npos);
+  EXPECT_NE(json.find("\"cpu_per_message_us\": "), std::string::npos);
 }
 
 // Node processes started on one machine (--nodes 3) share its cores: one host holding the three, each

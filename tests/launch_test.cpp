@@ -9,6 +9,7 @@
 
 #include <asio.hpp>
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -173,7 +174,9 @@ struct HostShare : Leaf<Range, Partial, Stateless> {
 TEST(Launch, NodeProcessesOnOneHostShareItsCores) {
   {
     auto app = in_processes({"--nodes", "2"}, std::nullopt);
-    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    cpu_set_t usable;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof usable, &usable), 0);
+    const auto cores = static_cast<std::size_t>(CPU_COUNT(&usable));
     EXPECT_EQ(dynamic_cast<net::TcpBackend&>(app->backend()).workers(), std::max<std::size_t>(1, cores / 2));
     auto master = app->threads<Stateless>("master", 1);
     auto far = app->threads<Stateless>("far", 2);  // far[1] on node 1
@@ -183,6 +186,29 @@ TEST(Launch, NodeProcessesOnOneHostShareItsCores) {
   }
   auto told = in_processes({"--nodes", "2", "--workers", "3"}, std::nullopt);
   EXPECT_EQ(dynamic_cast<net::TcpBackend&>(told->backend()).workers(), 3u);
+}
+
+// A node process runs as many workers as the CPUs it may use: pinned to one (taskset, a cpuset),
+// one; its other workers would only spin on that CPU.
+TEST(Launch, ANodeProcessPinnedToOneCpuRunsOneWorker) {
+  cpu_set_t all;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+  if (CPU_COUNT(&all) < 2) GTEST_SKIP() << "this process may use one CPU only";
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  std::size_t pinned = 0;
+  {
+    auto app = in_processes({"--nodes", "1"}, std::nullopt);
+    pinned = dynamic_cast<net::TcpBackend&>(app->backend()).workers();
+  }
+  ASSERT_EQ(::sched_setaffinity(0, sizeof all, &all), 0);
+  EXPECT_EQ(pinned, 1u);
+  auto app = in_processes({"--nodes", "1"}, std::nullopt);
+  EXPECT_EQ(dynamic_cast<net::TcpBackend&>(app->backend()).workers(), static_cast<std::size_t>(CPU_COUNT(&all)));
 }
 
 // srun and mpirun say how many of their processes share a host.

@@ -216,6 +216,31 @@ TEST(SimBackend, AnUrgentOperationsThreadTakesTheNextWorkerBeforeTheParkedOnes) 
   }
 }
 
+// A thread whose steps are quick runs on its node's network thread when a message from another node
+// wakes it, as the runtime's run_here does: it does not wait for the node's one worker, busy with a
+// long step. (The first call finds its steps quick; until then it waits for a worker as any thread.)
+TEST(SimBackend, AQuickThreadRunsOnItsNodesNetworkThreadBesideABusyWorker) {
+  Spin::estimate = 0.25;
+  ClusterModel model = cluster(2);
+  model.groups = {sim::NodeGroup{"master", 1, 1, 1.0}, sim::NodeGroup{"busy", 1, 1, 1.0, 1}};
+  Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
+  auto master = s.app->threads<Stateless>("master", 1);
+  auto spinner = s.app->threads<Stateless>("spinner", 0);
+  auto adder = s.app->threads<Stateless>("adder", 0);
+  spinner.add_on(1);
+  adder.add_on(1);
+  auto spin = s.app->graph(op<Pieces<>>(master) >> op<Spin>(spinner) >> op<SumPartials<>>(master));
+  auto add = s.app->graph(op<Pieces<>>(master) >> op<AddRange<>>(adder) >> op<SumPartials<>>(master));
+  EXPECT_EQ(add.call(Range{0, 10}).get().sum, 45);
+  auto spinning = spin.call(Range{0, 10});
+  s.app->sleep_for(std::chrono::milliseconds(10));  // node 1's worker is spinning, until 0.25 s from now
+  const double asked = s.app->now();
+  EXPECT_EQ(add.call(Range{0, 10}).get().sum, 45);
+  EXPECT_LT(s.app->now() - asked, 0.01) << "the adder waited for the worker";
+  EXPECT_EQ(spinning.get().count, 1);
+  EXPECT_GT(s.app->now() - asked, 0.2);
+}
+
 // NOALLOC: the payload holds no data, but its size drives the transfer.
 struct Block {
   LargeArray<double> a;

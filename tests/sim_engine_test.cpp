@@ -241,6 +241,24 @@ TEST(SimEngine, AHostUnderACpuQuotaRunsItsBudgetThenWaitsForTheNextPeriod) {
   EXPECT_NEAR(clock.ended.at(2), 10.001, kQuotaSlack);
 }
 
+// A message costs each end CPU of its own (system calls, wakeups, the runtime's handling), beside
+// the steps there: its sender's when it is sent, its receiver's when it arrives.
+TEST(SimEngine, AMessageCostsItsSenderAndItsReceiverCpu) {
+  ClusterModel m = star(2);  // a core each
+  m.network.latency = 1e-4;
+  m.network.cpu_per_message = 2e-4;
+  Engine engine(m);
+  Clock clock(engine);
+  engine.compute(0, 1e-3, {&clock, 0});
+  engine.compute(1, 1e-3, {&clock, 1});
+  engine.transfer(0, 1, 0.0, {&clock, 2});
+  while (engine.step()) {}
+  expect_near_relative(clock.ended.at(2), 1e-4);
+  // Each step shares its core with the message's 0.2 ms (from 0 on node 0, from 0.1 ms on node 1).
+  expect_near_relative(clock.ended.at(0), 1.2e-3);
+  expect_near_relative(clock.ended.at(1), 1.2e-3);
+}
+
 // Two transfers out of node 0 at once, beside a step there: per transfer they take 2 × 0.25 of its
 // core; per link, 0.25 (the link carries the same bytes per second however many share it).
 TEST(SimEngine, CommunicationCpuPerTransferOrPerLink) {

@@ -12,7 +12,7 @@ const std::string kGood = R"({
   "groups": [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0, "workers": 3, "nodes_per_host": 2 },
               { "name": "slow", "count": 2, "speed": 0.5, "quota": 0.25, "quota_period_us": 4000 } ],
   "network": { "latency_us": 1350, "bandwidth_MBps": 11.85, "sharing": "equal",
-               "cpu_per_send": 0.1, "cpu_per_receive": 0.2 }
+               "cpu_per_send": 0.1, "cpu_per_receive": 0.2, "cpu_per_message_us": 20 }
 })";
 
 std::string error_of(const std::string& json, const std::vector<std::string>& overrides = {}) {
@@ -44,6 +44,8 @@ TEST(SimModel, ReadsGroupsAndNetworkInSiUnits) {
   EXPECT_EQ(m.network.sharing, Sharing::Equal);
   EXPECT_DOUBLE_EQ(m.network.cpu_per_receive, 0.2);
   EXPECT_DOUBLE_EQ(m.network.header_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(m.network.cpu_per_message, 20e-6);
+  EXPECT_DOUBLE_EQ(ClusterModel::defaults().network.cpu_per_message, 0.0) << "none by default";
 }
 
 TEST(SimModel, WritesWhatItReads) {
@@ -54,6 +56,7 @@ TEST(SimModel, WritesWhatItReads) {
   EXPECT_EQ(again.groups[0].workers, 3u);
   EXPECT_EQ(again.groups[0].nodes_per_host, 2u);
   EXPECT_DOUBLE_EQ(again.groups[1].quota_period, 0.004);
+  EXPECT_DOUBLE_EQ(again.network.cpu_per_message, 20e-6);
 }
 
 TEST(SimModel, OverridesChangeFieldsBeforeTheyAreChecked) {
@@ -87,6 +90,8 @@ TEST(SimModel, EveryBadModelNamesItsField) {
             "cluster.json: groups[1].quota must be at most the host's cores (1), got 1.5");
   EXPECT_EQ(error_of(with(R"("quota_period_us": 4000)", R"("quota_period_us": 10)")),
             "cluster.json: groups[1].quota_period_us must be from 100 to 1000000, got 10");
+  EXPECT_EQ(error_of(with(R"("cpu_per_message_us": 20)", R"("cpu_per_message_us": "a few")")),
+            R"(cluster.json: network.cpu_per_message_us must be a number, got "a few")");
   EXPECT_EQ(error_of(with(R"("speed": 0.5)", R"("speed": "fast")")),
             R"(cluster.json: groups[1].speed must be a number, got "fast")");
   EXPECT_EQ(error_of(with(R"("cores": 2)", R"("cores": 2, "memory": 4)")),

@@ -30,7 +30,7 @@ Endpoint parse_endpoint(const std::string& text, NodeId node) {
   return {node, text.substr(0, colon), static_cast<std::uint16_t>(port)};
 }
 
-// Node processes that share a host share its cores: unless told, each runs as many workers as its
+// Node processes that share a host share the CPUs they may use: unless told, each runs as many workers as its
 // share. Node 0 tells the processes it starts how many share their host (DPS_HOST_PROCESSES); srun
 // and mpirun tell theirs; node 0 started with --nodes runs them all here.
 TcpOptions with_workers(TcpOptions o) {
@@ -43,7 +43,7 @@ TcpOptions with_workers(TcpOptions o) {
   } else if (o.hostfile.empty()) {
     sharing = o.nodes;
   }
-  o.workers = std::max<std::size_t>(1, std::thread::hardware_concurrency() / std::max<std::size_t>(1, sharing));
+  o.workers = std::max<std::size_t>(1, dps::detail::usable_cpus() / std::max<std::size_t>(1, sharing));
   return o;
 }
 
@@ -225,7 +225,7 @@ void TcpBackend::Impl::join() {
   auto c = connect(coordinator(), started_by.empty() ? 0 : options.join_timeout);
   // Listen where node 0 reached us from: the interface the application uses, and only that one.
   listen(c->socket().local_endpoint().address());
-  send_directive(0, Join{endpoint, static_cast<std::int64_t>(::getpid()), std::thread::hardware_concurrency()});
+  send_directive(0, Join{endpoint, static_cast<std::int64_t>(::getpid()), dps::detail::usable_cpus()});
   wait_for([&] { return members.has_value(); }, "the list of nodes", options.join_timeout);
   std::vector<Endpoint> others;  // the Members directive made them live
   {
@@ -326,7 +326,7 @@ void TcpBackend::remove_node(NodeId node) {
 }
 
 unsigned TcpBackend::cores(NodeId node) const {
-  if (node == impl_->me) return std::thread::hardware_concurrency();
+  if (node == impl_->me) return dps::detail::usable_cpus();
   std::lock_guard lock(impl_->mu);
   auto it = impl_->joined.find(node);
   return it == impl_->joined.end() ? 0 : it->second.cores;

@@ -10,6 +10,8 @@
 //     s / (the median round's time per message - 2 l);
 //   - cpu_per_send / cpu_per_receive: the CPU node 0's and node k's processes used meanwhile, per
 //     second of transfer in progress, over the node's speed: a fraction of the node's own core;
+//   - cpu_per_message: the CPU both processes used over the latency's round trips, per message and
+//     end, less what those fractions charge an empty message (system calls, wakeups, the runtime);
 //   - speed: the wall time of a fixed loop on each node alone, against its thread CPU time on node 0
 //     (the simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
 //     throttled has speed 1). Each loop spans many periods of a CPU quota, and the nodes are measured
@@ -271,7 +273,7 @@ double round_to(double x, int digits) {  // significant digits, for a model file
 constexpr int kBandwidthRounds = 5;
 
 struct Link {
-  double latency = 0, bandwidth = 0, cpu_per_send = 0, cpu_per_receive = 0;
+  double latency = 0, bandwidth = 0, cpu_per_send = 0, cpu_per_receive = 0, cpu_per_message = 0;
 };
 
 template <class Graph, class Samples>
@@ -288,7 +290,13 @@ Link measure_link(Graph& stream, Samples& sample, long k, std::size_t bytes, dou
   // Latency: round trips of empty messages, as many as fill a quarter of the time.
   const double trial = timed(20, 0) / 20;
   const long trips = std::clamp(static_cast<long>(seconds / 4 / trial), 20L, 200000L);
+  const double trips_cpu = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  const Sample trips_before = sample.call(Probe{k, 0}).get();
   link.latency = timed(trips, 0) / static_cast<double>(trips) / 2;
+  const Sample trips_after = sample.call(Probe{k, 0}).get();
+  // Both processes' CPU over the round trips: each trip is a send and a receive at each end.
+  const double per_end = (clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - trips_cpu + trips_after.process_cpu_s -
+                          trips_before.process_cpu_s) / static_cast<double>(4 * trips);
   // Bandwidth and the CPU that moving the bytes takes at both ends, over half the time, in rounds:
   // the median round's time per message, so that one stall (a host throttled by its CPU quota while
   // the window is full) does not set the link's figure.
@@ -309,6 +317,8 @@ Link measure_link(Graph& stream, Samples& sample, long k, std::size_t bytes, dou
   const double busy = static_cast<double>(count) * (link.latency + per);  // a transfer in progress
   link.cpu_per_send = std::clamp(sent_cpu / busy, 0.0, 1.0);
   link.cpu_per_receive = std::clamp((after.process_cpu_s - before.process_cpu_s) / busy, 0.0, 1.0);
+  // A message's own CPU at each end: what an empty one took, less what the transfers' share charges it.
+  link.cpu_per_message = std::max(0.0, per_end - (link.cpu_per_send + link.cpu_per_receive) / 2 * link.latency);
   return link;
 }
 
@@ -472,7 +482,7 @@ int main(int argc, char** argv) {
       if (quotas[i].share > 0) model_speeds[i] /= quotas[i].share;
 
     // The links between node 0 and the first `pairs` other nodes.
-    std::vector<double> latency, bandwidth, send, receive;
+    std::vector<double> latency, bandwidth, send, receive, per_message;
     for (long k = 1; k <= std::min(pairs, nodes - 1); ++k) {
       const Link link = measure_link(stream, sample, k, static_cast<std::size_t>(bytes), seconds);
       latency.push_back(link.latency);
@@ -481,8 +491,10 @@ int main(int argc, char** argv) {
       // (which, for a node under a quota, is its speed while it runs).
       send.push_back(std::min(1.0, link.cpu_per_send / model_speeds[0]));
       receive.push_back(std::min(1.0, link.cpu_per_receive / model_speeds[static_cast<std::size_t>(k)]));
-      std::printf("node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f\n", k,
-                  link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive);
+      per_message.push_back(link.cpu_per_message);
+      std::printf("node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f, per message "
+                  "%.1f us\n", k, link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive,
+                  link.cpu_per_message * 1e6);
     }
     for (long k = 0; k < nodes; ++k) {
       const auto i = static_cast<std::size_t>(k);
@@ -501,6 +513,7 @@ int main(int argc, char** argv) {
     model.network.bandwidth = round_to(median(bandwidth), 3);
     model.network.cpu_per_send = round_to(median(send), 2);
     model.network.cpu_per_receive = round_to(median(receive), 2);
+    model.network.cpu_per_message = round_to(median(per_message), 2);
     write_atomically(out, model.to_json());
     dps::sim::ClusterModel::load(out);  // what we wrote reads back
 
@@ -510,7 +523,8 @@ int main(int argc, char** argv) {
          << ", \"latency_us\": " << model.network.latency * 1e6
          << ", \"bandwidth_MBps\": " << model.network.bandwidth / 1e6
          << ", \"cpu_per_send\": " << model.network.cpu_per_send
-         << ", \"cpu_per_receive\": " << model.network.cpu_per_receive << ", \"speeds\": [";
+         << ", \"cpu_per_receive\": " << model.network.cpu_per_receive
+         << ", \"cpu_per_message_us\": " << model.network.cpu_per_message * 1e6 << ", \"speeds\": [";
     for (std::size_t i = 0; i < speeds.size(); ++i) json << (i ? ", " : "") << round_to(speeds[i], 3);
     json << "], \"quotas\": [";
     for (std::size_t i = 0; i < quotas.size(); ++i) json << (i ? ", " : "") << quotas[i].share;

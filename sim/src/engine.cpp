@@ -115,6 +115,7 @@ void Engine::transfer(VNode from, VNode to, double bytes, Completion done, Lane 
   assert(from != to);
   ++transfers_;
   bytes_ += bytes;
+  if (model_.network.cpu_per_message > 0) compute(from, model_.network.cpu_per_message, {});
   if (model_.network.fifo) {
     Connection& c = connections_[std::uint64_t{from} << 32 | to];
     if (c.busy) {  // behind the message in progress on this pair, and the waiting ones it may not pass
@@ -190,6 +191,7 @@ void Engine::end(ActionId id) {
       --nodes_[to].receiving;
       if (model_.network.cpu_per_send > 0) reshare_cpu(from);
       if (model_.network.cpu_per_receive > 0) reshare_cpu(to);
+      if (model_.network.cpu_per_message > 0) compute(to, model_.network.cpu_per_message, {});
       if (model_.network.fifo) {  // the next message on the pair; its latency ran while it waited
         Connection& c = connections_[std::uint64_t{from} << 32 | to];
         if (c.waiting.empty()) {

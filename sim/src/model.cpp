@@ -137,7 +137,7 @@ ClusterModel check(const json& root, const Reader& r) {
   const json& n = r.field(root, "", "network");
   r.only(n, "network.",
          {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes", "connections",
-          "cpu_per", "topology"});
+          "cpu_per", "cpu_per_message_us", "topology"});
   m.network.latency = r.number(n, "network.", "latency_us", false) * 1e-6;
   m.network.bandwidth = r.number(n, "network.", "bandwidth_MBps", true) * 1e6;
   const json& sharing = r.field(n, "network.", "sharing");
@@ -150,6 +150,7 @@ ClusterModel check(const json& root, const Reader& r) {
   m.network.cpu_per_send = r.optional_number(n, "network.", "cpu_per_send", 0.0);
   m.network.cpu_per_receive = r.optional_number(n, "network.", "cpu_per_receive", 0.0);
   m.network.header_bytes = r.optional_number(n, "network.", "header_bytes", 0.0);
+  m.network.cpu_per_message = r.optional_number(n, "network.", "cpu_per_message_us", 0.0) * 1e-6;
   if (n.contains("connections")) {
     const json& c = n["connections"];
     if (c != "fifo" && c != "flows") r.fail("network.connections", "must be \"fifo\" or \"flows\", got " + c.dump());
@@ -283,7 +284,7 @@ std::string ClusterModel::to_json() const {
       groups_json.back()["quota_period_us"] = tidy(g.quota_period * 1e6);
     }
   }
-  const json root = {
+  json root = {
       {"groups", groups_json},
       {"network",
        {{"latency_us", tidy(network.latency * 1e6)},
@@ -294,6 +295,7 @@ std::string ClusterModel::to_json() const {
         {"header_bytes", network.header_bytes},
         {"connections", network.fifo ? "fifo" : "flows"},
         {"cpu_per", network.cpu_per_link ? "link" : "transfer"}}}};
+  if (network.cpu_per_message > 0) root["network"]["cpu_per_message_us"] = tidy(network.cpu_per_message * 1e6);
   json out = root;
   if (network.topology == Topology::Mesh)
     out["network"]["topology"] = {{"kind", "mesh"},

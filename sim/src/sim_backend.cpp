@@ -79,6 +79,8 @@ struct SimBackend::Impl final : Listener, TraceSink {
     bool moving = false;  // migrating: its state is on the way
     bool parked = false;  // waiting for one of its node's workers (a model may limit them)
     bool worker = false;  // holds one of them
+    bool on_network = false;  // runs on its node's network thread instead (a quick thread: run_here)
+    bool quick = false, heavy = false;  // its pace: the last step's time, and whether one ever took long
     bool urgent = false;  // woken by an urgent operation's input: parks before the others
     NodeId worker_node = 0;
     unsigned streak = 0;  // steps in a row on that worker
@@ -127,6 +129,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     vnodes.push_back(v);
     live.push_back(id);
     workers_used.push_back(0);
+    network_busy.push_back(0);
     parked.emplace_back();
     stats.node_joined(id, v, engine->now());
     return id;
@@ -153,7 +156,8 @@ struct SimBackend::Impl final : Listener, TraceSink {
     auto it = slots.find(t.uid());
     if (it == slots.end()) return true;
     const Slot& s = it->second;
-    if (&s == current || s.busy || s.queued || s.parked || s.worker || s.moving || s.move || !s.effects.empty())
+    if (&s == current || s.busy || s.queued || s.parked || s.worker || s.on_network || s.moving || s.move ||
+        !s.effects.empty())
       return false;
     slots.erase(it);
     return true;
@@ -164,6 +168,18 @@ struct SimBackend::Impl final : Listener, TraceSink {
     s.thread = &t;
     s.wanted = true;
     s.urgent = priority == Priority::Urgent;
+    // A quick thread that a message from another node wakes runs on the network thread that received
+    // it, as the runtime's run_here does, if that thread is not running one already: no worker needed.
+    // It keeps it while it stays quick and has work (finish): the messages that arrive for it meanwhile
+    // are the network thread's to read and run next.
+    const NodeId node = t.node();
+    if (arriving && s.quick && !s.heavy && !network_busy[node] && !s.worker && !s.parked && !s.busy && !s.queued &&
+        !s.moving) {
+      s.on_network = true;
+      s.node = node;
+      s.streak = 0;
+      network_busy[node] = 1;
+    }
     kick(s);
   }
 
@@ -171,7 +187,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     if (s.wanted && !s.busy && !s.moving && !s.queued && !s.parked && !stopped) {
       // An urgent thread parks at once, ahead of the others: the worker that the step which woke it
       // frees next passes to it, as the runtime's next task runs the urgent threads first.
-      if (s.urgent && !s.worker && !take_worker(s)) return;
+      if (s.urgent && !s.worker && !s.on_network && !take_worker(s)) return;
       s.queued = true;
       ready.push_back(&s);
     }
@@ -184,9 +200,10 @@ struct SimBackend::Impl final : Listener, TraceSink {
       s.queued = false;
       if (!s.wanted || s.busy || s.moving || stopped) {
         if (s.worker) release_worker(s);
+        if (s.on_network) release_network(s);
         continue;
       }
-      if (s.worker || take_worker(s)) execute(s);
+      if (s.worker || s.on_network || take_worker(s)) execute(s);
     }
   }
 
@@ -210,6 +227,11 @@ struct SimBackend::Impl final : Listener, TraceSink {
     s.worker_node = node;
     s.streak = 0;
     return true;
+  }
+
+  void release_network(Slot& s) {
+    s.on_network = false;
+    network_busy[s.node] = 0;
   }
 
   bool urgent_parked(NodeId node) const { return !parked[node].empty() && parked[node].front()->urgent; }
@@ -265,6 +287,10 @@ struct SimBackend::Impl final : Listener, TraceSink {
 
   void finish(Slot& s) {
     s.busy = false;
+    // Its pace, as the runtime's strands judge it (Thread::ran_for): quick, slow, or heavy for good.
+    const double took = engine->now() - s.start;
+    s.heavy = s.heavy || took > Thread::kHeavy;
+    s.quick = took <= Thread::kQuick;
     if (s.step) {
       ++stats.ops;
       if (user) {
@@ -282,6 +308,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     // The runtime's strand also lets an urgent thread waiting for a worker go first.
     if (s.worker && (!s.queued || ++s.streak >= detail::Strands::kBudget || urgent_parked(s.worker_node)))
       release_worker(s);
+    if (s.on_network && (!s.queued || !s.quick)) release_network(s);
   }
 
   // --- envelopes, results and migrations between nodes ---
@@ -346,7 +373,9 @@ struct SimBackend::Impl final : Listener, TraceSink {
         } else if (to->node() != d.to_node) {
           deliver(d.to_node, d.to, d.e);  // the thread moved on meanwhile: forwarded
         } else {
+          arriving = true;  // its network thread delivers it
           runtime->enqueue(*to, d.e);
+          arriving = false;
         }
         break;
       case Delivery::Kind::Result:
@@ -500,6 +529,8 @@ struct SimBackend::Impl final : Listener, TraceSink {
   std::deque<Slot*> ready;    // threads to run a step now, in order
   std::vector<unsigned> workers_used;         // by node: workers held
   std::vector<std::deque<Slot*>> parked;      // by node: threads waiting for a worker
+  std::vector<char> network_busy;             // by node: its network thread runs a quick thread
+  bool arriving = false;                      // a message from another node is being delivered
   Slot* current = nullptr;    // the step running
   std::vector<Delivery> deliveries;
   std::vector<std::size_t> free_deliveries;

@@ -33,6 +33,11 @@
 
 namespace dps::detail {
 
+// The CPUs this process may run on (its affinity: taskset, a cpuset), at least 1: the workers it
+// needs. A process pinned to one CPU of a large machine that ran one per CPU would spend its CPU on
+// idle workers' spinning.
+unsigned usable_cpus() noexcept;
+
 #if !defined(__SANITIZE_THREAD__)
 // Runs strands on a TBB arena of its own.
 class Executor {
@@ -101,7 +106,7 @@ class Strands {
   static constexpr std::size_t kInlineBudget = 8;  // steps run_here takes before it hands over
 
   explicit Strands(std::size_t workers)
-      : workers_(workers ? workers : std::max(1u, std::thread::hardware_concurrency())), executor_(workers_) {}
+      : workers_(workers ? workers : usable_cpus()), executor_(workers_) {}
 
   std::size_t workers() const noexcept { return workers_; }
 

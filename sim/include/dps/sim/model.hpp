@@ -11,7 +11,7 @@
 //   "quota_period_us": 4000 holds each host to a CPU quota, as a cgroup's cpu.max or a container's
 //   CPU limit: full speed until it has used 1 ms of CPU in its 4 ms period, then nothing until the next)
 //     "network": { "latency_us": 50, "bandwidth_MBps": 117.5, "sharing": "equal",
-//                  "cpu_per_send": 0.05, "cpu_per_receive": 0.1, "header_bytes": 0 }
+//                  "cpu_per_send": 0.05, "cpu_per_receive": 0.1, "cpu_per_message_us": 20, "header_bytes": 0 }
 //   }
 //
 // or, for a mesh of routers instead of a star (width × height must be the node count):
@@ -120,6 +120,9 @@ struct NetworkModel {
   Topology topology = Topology::Star;
   MeshShape mesh;          // when topology is Mesh
   SegmentsShape segments;  // when topology is Segments
+  // The CPU a message costs each end beyond its bytes' (system calls, wakeups, the runtime's handling),
+  // in seconds at speed 1: its sender's when it is sent, its receiver's when it arrives.
+  double cpu_per_message = 0.0;
 };
 
 struct ClusterModel {
