@@ -67,7 +67,8 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
     EXPECT_LT(model.network.latency, 5e-3);
     EXPECT_LT(model.network.cpu_per_send, 0.5) << "at 12.5 MB/s, far from a core";
     EXPECT_LT(model.network.cpu_per_receive, 0.5);
-    EXPECT_LT(model.network.cpu_per_message, model.network.latency) << "an empty message's CPU at each end, within its trip";
+    EXPECT_LT(model.network.cpu_per_message, model.network.latency)
+        << "an empty message's CPU at each end, within its trip";
   }
   const std::string json = out.substr(out.rfind('{'));
   EXPECT_EQ(json.find("\"nodes\": 4"), 1u) << "the last line is the JSON";

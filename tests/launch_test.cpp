@@ -7,9 +7,9 @@
 #include <dps/net/launcher.hpp>
 #include <dps/net/tcp_backend.hpp>
 
-#include <asio.hpp>
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <asio.hpp>
 
 #include <cstdlib>
 #include <filesystem>

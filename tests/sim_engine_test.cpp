@@ -252,7 +252,8 @@ TEST(SimEngine, AMessageCostsItsSenderAndItsReceiverCpu) {
   engine.compute(0, 1e-3, {&clock, 0});
   engine.compute(1, 1e-3, {&clock, 1});
   engine.transfer(0, 1, 0.0, {&clock, 2});
-  while (engine.step()) {}
+  while (engine.step()) {
+  }
   expect_near_relative(clock.ended.at(2), 1e-4);
   // Each step shares its core with the message's 0.2 ms (from 0 on node 0, from 0.1 ms on node 1).
   expect_near_relative(clock.ended.at(0), 1.2e-3);

@@ -295,8 +295,9 @@ Link measure_link(Graph& stream, Samples& sample, long k, std::size_t bytes, dou
   link.latency = timed(trips, 0) / static_cast<double>(trips) / 2;
   const Sample trips_after = sample.call(Probe{k, 0}).get();
   // Both processes' CPU over the round trips: each trip is a send and a receive at each end.
-  const double per_end = (clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - trips_cpu + trips_after.process_cpu_s -
-                          trips_before.process_cpu_s) / static_cast<double>(4 * trips);
+  const double per_end =
+      (clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - trips_cpu + trips_after.process_cpu_s - trips_before.process_cpu_s) /
+      static_cast<double>(4 * trips);
   // Bandwidth and the CPU that moving the bytes takes at both ends, over half the time, in rounds:
   // the median round's time per message, so that one stall (a host throttled by its CPU quota while
   // the window is full) does not set the link's figure.
@@ -492,9 +493,11 @@ int main(int argc, char** argv) {
       send.push_back(std::min(1.0, link.cpu_per_send / model_speeds[0]));
       receive.push_back(std::min(1.0, link.cpu_per_receive / model_speeds[static_cast<std::size_t>(k)]));
       per_message.push_back(link.cpu_per_message);
-      std::printf("node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f, per message "
-                  "%.1f us\n", k, link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive,
-                  link.cpu_per_message * 1e6);
+      std::printf(
+          "node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f, per message "
+          "%.1f us\n",
+          k, link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive,
+          link.cpu_per_message * 1e6);
     }
     for (long k = 0; k < nodes; ++k) {
       const auto i = static_cast<std::size_t>(k);

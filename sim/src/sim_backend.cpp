@@ -79,7 +79,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     bool moving = false;  // migrating: its state is on the way
     bool parked = false;  // waiting for one of its node's workers (a model may limit them)
     bool worker = false;  // holds one of them
-    bool on_network = false;  // runs on its node's network thread instead (a quick thread: run_here)
+    bool on_network = false;            // runs on its node's network thread instead (a quick thread: run_here)
     bool quick = false, heavy = false;  // its pace: the last step's time, and whether one ever took long
     bool urgent = false;  // woken by an urgent operation's input: parks before the others
     NodeId worker_node = 0;

@@ -105,8 +105,7 @@ class Strands {
   static constexpr std::size_t kBudget = 512;      // messages a strand handles before it lets others run
   static constexpr std::size_t kInlineBudget = 8;  // steps run_here takes before it hands over
 
-  explicit Strands(std::size_t workers)
-      : workers_(workers ? workers : usable_cpus()), executor_(workers_) {}
+  explicit Strands(std::size_t workers) : workers_(workers ? workers : usable_cpus()), executor_(workers_) {}
 
   std::size_t workers() const noexcept { return workers_; }
 

@@ -3,7 +3,8 @@
 // Listener when each one ends. Resources are shared as they are in the model (seed 004 §4):
 //   - a node's running computations share its cores, minus what its transfers use
 //     (cpu_per_send / cpu_per_receive of a core each), at the node's speed; nodes on one host share
-//     its cores, and a host under a CPU quota stops once it has used its period's share;
+//     its cores, and a host under a CPU quota stops once it has used its period's share; a
+//     message's own CPU (cpu_per_message) is a computation at each end, sent and arrived;
 //   - a transfer waits out the latency, then its bytes flow at a rate set by the sharing of the
 //     source's outgoing and the destination's incoming bandwidth (equal shares, or max-min);
 //   - with fifo connections, a node pair's messages go one after another, as on one TCP connection,
