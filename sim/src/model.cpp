@@ -284,18 +284,19 @@ std::string ClusterModel::to_json() const {
       groups_json.back()["quota_period_us"] = tidy(g.quota_period * 1e6);
     }
   }
-  json root = {{"groups", groups_json},
-               {"network",
-                {{"latency_us", tidy(network.latency * 1e6)},
-                 {"bandwidth_MBps", tidy(network.bandwidth / 1e6)},
-                 {"sharing", network.sharing == Sharing::Equal ? "equal" : "maxmin"},
-                 {"cpu_per_send", network.cpu_per_send},
-                 {"cpu_per_receive", network.cpu_per_receive},
-                 {"header_bytes", network.header_bytes},
-                 {"connections", network.fifo ? "fifo" : "flows"},
-                 {"cpu_per", network.cpu_per_link ? "link" : "transfer"}}}};
-  if (network.cpu_per_message > 0) root["network"]["cpu_per_message_us"] = tidy(network.cpu_per_message * 1e6);
+  const json root = {
+      {"groups", groups_json},
+      {"network",
+       {{"latency_us", tidy(network.latency * 1e6)},
+        {"bandwidth_MBps", tidy(network.bandwidth / 1e6)},
+        {"sharing", network.sharing == Sharing::Equal ? "equal" : "maxmin"},
+        {"cpu_per_send", network.cpu_per_send},
+        {"cpu_per_receive", network.cpu_per_receive},
+        {"header_bytes", network.header_bytes},
+        {"connections", network.fifo ? "fifo" : "flows"},
+        {"cpu_per", network.cpu_per_link ? "link" : "transfer"}}}};
   json out = root;
+  if (network.cpu_per_message > 0) out["network"]["cpu_per_message_us"] = tidy(network.cpu_per_message * 1e6);
   if (network.topology == Topology::Mesh)
     out["network"]["topology"] = {{"kind", "mesh"},
                                   {"width", network.mesh.width},

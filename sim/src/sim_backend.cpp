@@ -79,8 +79,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     bool moving = false;  // migrating: its state is on the way
     bool parked = false;  // waiting for one of its node's workers (a model may limit them)
     bool worker = false;  // holds one of them
-    bool on_network = false;            // runs on its node's network thread instead (a quick thread: run_here)
-    bool quick = false, heavy = false;  // its pace: the last step's time, and whether one ever took long
+    bool on_network = false;  // runs on its node's network thread instead (a quick thread: run_here)
     bool urgent = false;  // woken by an urgent operation's input: parks before the others
     NodeId worker_node = 0;
     unsigned streak = 0;  // steps in a row on that worker
@@ -173,11 +172,10 @@ struct SimBackend::Impl final : Listener, TraceSink {
     // It keeps it while it stays quick and has work (finish): the messages that arrive for it meanwhile
     // are the network thread's to read and run next.
     const NodeId node = t.node();
-    if (arriving && s.quick && !s.heavy && !network_busy[node] && !s.worker && !s.parked && !s.busy && !s.queued &&
-        !s.moving) {
+    if (arriving && t.pace() == Thread::Pace::Quick && !network_busy[node] && !s.worker && !s.parked && !s.busy &&
+        !s.queued && !s.moving) {
       s.on_network = true;
       s.node = node;
-      s.streak = 0;
       network_busy[node] = 1;
     }
     kick(s);
@@ -287,10 +285,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
 
   void finish(Slot& s) {
     s.busy = false;
-    // Its pace, as the runtime's strands judge it (Thread::ran_for): quick, slow, or heavy for good.
-    const double took = engine->now() - s.start;
-    s.heavy = s.heavy || took > Thread::kHeavy;
-    s.quick = took <= Thread::kQuick;
+    s.thread->ran_for(engine->now() - s.start);  // its pace, as the runtime's strands judge it
     if (s.step) {
       ++stats.ops;
       if (user) {
@@ -308,7 +303,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
     // The runtime's strand also lets an urgent thread waiting for a worker go first.
     if (s.worker && (!s.queued || ++s.streak >= detail::Strands::kBudget || urgent_parked(s.worker_node)))
       release_worker(s);
-    if (s.on_network && (!s.queued || !s.quick)) release_network(s);
+    if (s.on_network && (!s.queued || s.thread->pace() != Thread::Pace::Quick)) release_network(s);
   }
 
   // --- envelopes, results and migrations between nodes ---

@@ -70,10 +70,10 @@ class Thread {
   // whose last run was quick on the OS thread that delivers its message (no thread switch); never
   // one that ever ran long (a step that blocks the delivering thread delays every other message).
   enum class Pace : std::uint8_t { Unknown, Quick, Slow, Heavy };  // Heavy is for good
-  static constexpr double kQuick = 200e-6, kHeavy = 10e-3;         // seconds: a quick run's longest, a slow one's
   Pace pace() const noexcept { return pace_.load(std::memory_order_relaxed); }
   void blocked() noexcept { pace_.store(Pace::Heavy, std::memory_order_relaxed); }  // it waited for a future
   void ran_for(double seconds) noexcept {
+    constexpr double kQuick = 200e-6, kHeavy = 10e-3;
     if (pace() != Pace::Heavy)
       pace_.store(seconds > kHeavy ? Pace::Heavy : seconds > kQuick ? Pace::Slow : Pace::Quick, std::memory_order_relaxed);
   }
