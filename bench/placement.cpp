@@ -41,7 +41,7 @@ struct Figures {  // means over the seeds
   double balance_factor = 0, io_contention = 0, service_s = 0, wait_s = 0, utilization = 0, distance = 0, contention = 0;
 };
 
-const dps::sim::Mesh kMesh(22, 16);
+const dps::Mesh kMesh(22, 16);
 
 dps::cluster::Results simulate(const Setup& s, const std::string& strategy, double io_share, double arrival_s, std::size_t jobs,
                                std::uint64_t seed) {

@@ -15,7 +15,7 @@
 
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
-#include <dps/sim/mesh.hpp>
+#include <dps/mesh.hpp>
 #include <dps/sim/sim_backend.hpp>
 
 #include <chrono>
@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
     speed.sharing = sharing == "equal" ? dps::sim::Sharing::Equal : dps::sim::Sharing::MaxMin;
     Scenario on_mesh = speed;
     if (!mesh.empty()) {
-      const dps::sim::Mesh grid = dps::sim::Mesh::parse("--mesh", mesh);
+      const dps::Mesh grid = dps::Mesh::parse("--mesh", mesh);
       on_mesh.mesh_width = grid.width();
       on_mesh.mesh_height = grid.height();
       if (grid.size() != static_cast<std::size_t>(speed.workers + 1))

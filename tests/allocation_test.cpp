@@ -15,7 +15,7 @@
 namespace dps::cluster {
 namespace {
 
-using sim::Mesh;
+
 
 std::vector<Node> sorted(std::vector<Node> v) {
   std::sort(v.begin(), v.end());
@@ -41,6 +41,38 @@ TEST(Allocation, RandomTakesDistinctIdleNodesTheSameForTheSameSeed) {
   for (const Node n : x) EXPECT_TRUE(idle[n]);
 }
 
+// A job holding the 4×4 block at (4, 4) of an 8×8 mesh grows by 4. Started afresh, MBS, MC and PLAS
+// take nodes far from it (the first whole 2×2 block at (0, 0); the cheapest rectangle there; the west
+// column below the middle); a growth lands next to what the job holds: MC and PLAS one hop away, MBS
+// an adjacent aligned 2×2 block.
+TEST(Allocation, AGrowthLandsNextToTheNodesTheJobHolds) {
+  const Mesh mesh(8, 8);
+  std::vector<Node> held;
+  std::vector<bool> idle(mesh.size(), true);
+  for (int y = 4; y < 8; ++y)
+    for (int x = 4; x < 8; ++x) held.push_back(mesh.node({x, y})), idle[held.back()] = false;
+  auto farthest = [&](const std::vector<Node>& nodes) {
+    int far = 0;
+    for (const Node n : nodes) {
+      int near = static_cast<int>(mesh.size());
+      for (const Node h : held) near = std::min(near, mesh.distance(n, h));
+      far = std::max(far, near);
+    }
+    return far;
+  };
+  MultipleBuddy mbs(mesh);
+  MinimizeContention mc(mesh), elongated(mesh, MinimizeContention::Shape::Columns);
+  Plas plas(mesh);
+  for (Allocator* a : std::initializer_list<Allocator*>{&mbs, &mc, &elongated, &plas}) {
+    SCOPED_TRACE(a->name());
+    const std::vector<Node> grown = a->place(idle, 4, held);
+    ASSERT_EQ(std::set<Node>(grown.begin(), grown.end()).size(), 4u);
+    for (const Node n : grown) EXPECT_TRUE(idle[n]);
+    EXPECT_LE(farthest(grown), a->name() == "mbs" ? 2 : 1);
+    EXPECT_GT(farthest(a->place(idle, 4, {})), 2);  // what the rule gives a job that holds nothing
+  }
+}
+
 // MC on a 4×4 mesh, a request of 4 (a 2×2 rectangle). Around (0, 0) the rectangle reaches out of the
 // mesh: shell 0 holds (0, 0) only; shell 1 adds (0, 1), (1, 0), (1, 1): cost 3. Around (1, 1) the
 // rectangle is whole: cost 0, which MC takes; with node 5 = (1, 1) busy, the first whole idle 2×2 is
@@ -48,13 +80,13 @@ TEST(Allocation, RandomTakesDistinctIdleNodesTheSameForTheSameSeed) {
 // MBS on an idle 8×8 mesh: 6 = 4 + 1 + 1, the 2×2 block in the corner, then two nodes of the next 2×2
 // block, split once: its second node is taken from the block already split.
 TEST(Allocation, MultipleBuddySplitsARequestIntoBaseFourBlocks) {
-  const sim::Mesh mesh(8, 8);
+  const Mesh mesh(8, 8);
   MultipleBuddy mbs(mesh);
   EXPECT_EQ(mbs.place(std::vector<bool>(64, true), 6, {}), (std::vector<Node>{0, 1, 8, 9, 2, 3}));
   // A size with no idle block passes its request down: on a checkerboard no 2×2 block is idle.
   std::vector<bool> checkerboard(16);
   for (Node n = 0; n < 16; ++n) checkerboard[n] = (n % 4 + n / 4) % 2 == 0;
-  MultipleBuddy small(sim::Mesh(4, 4));
+  MultipleBuddy small(Mesh(4, 4));
   EXPECT_EQ(small.place(checkerboard, 4, {}), (std::vector<Node>{0, 2, 5, 7}));
   // Blocks already split go first: with node 0 busy, a 1-node request takes node 1, not a whole block.
   std::vector<bool> one_busy(64, true);
@@ -66,7 +98,7 @@ TEST(Allocation, MultipleBuddySplitsARequestIntoBaseFourBlocks) {
 // MC Elongated fills whole columns: a job of 8 on an idle 8×4 mesh gets two full columns, where MC
 // takes a 3×3 square less one.
 TEST(Allocation, MinimizeContentionElongatedTakesFullColumns) {
-  const sim::Mesh mesh(8, 4);
+  const Mesh mesh(8, 4);
   MinimizeContention elongated(mesh, MinimizeContention::Shape::Columns), mc(mesh);
   EXPECT_EQ(elongated.name(), "mc-elongated");
   const std::vector<bool> idle(32, true);

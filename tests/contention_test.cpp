@@ -11,7 +11,7 @@
 namespace dps::cluster {
 namespace {
 
-using sim::Mesh;
+
 
 TEST(Mesh, RoutesGoXFirstThenYOneLinkPerHop) {
   const Mesh mesh(8, 6);

@@ -3,7 +3,7 @@
 // joined by routers (seed 003), exactly and against recomputing every rate at every event.
 #include "sim_reference.hpp"
 
-#include <dps/sim/mesh.hpp>
+#include <dps/mesh.hpp>
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 namespace dps::cluster {
 namespace {
 
-using sim::Mesh;
+
 
 constexpr double kLink = 380e6, kHop = 100e-9, kBytes = 1e6;
 

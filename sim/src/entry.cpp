@@ -3,7 +3,7 @@
 #include "dps/application.hpp"
 #include "dps/cli.hpp"
 #include "dps/sim/sim_backend.hpp"
-#include "job_protocol.hpp"
+#include "dps/job_protocol.hpp"
 
 #include <unistd.h>
 
@@ -53,15 +53,15 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
   }
   c.rest = std::move(rest);
   // Run by dps-cluster: its scheduler gives the model and the nodes.
-  if (const char* fd = std::getenv(sim::job_protocol::kFd)) {
+  if (const char* fd = std::getenv(job_protocol::kFd)) {
     if (!model_path.empty() || !sets.empty() || c.options.nodes)
       throw std::invalid_argument("a job of dps-cluster runs on the nodes its scheduler gives: no --nodes, --model or --set");
-    options.scheduler_fd = static_cast<int>(whole_number(sim::job_protocol::kFd, fd));
-    const char* model = std::getenv(sim::job_protocol::kModel);
-    const char* nodes = std::getenv(sim::job_protocol::kNodes);
+    options.scheduler_fd = static_cast<int>(whole_number(job_protocol::kFd, fd));
+    const char* model = std::getenv(job_protocol::kModel);
+    const char* nodes = std::getenv(job_protocol::kNodes);
     if (!model || !nodes) throw std::invalid_argument("dps-cluster gives a job DPS_CLUSTER_MODEL and DPS_CLUSTER_NODES too");
     model_path = model;
-    c.options.nodes = positive_count(sim::job_protocol::kNodes, nodes);
+    c.options.nodes = positive_count(job_protocol::kNodes, nodes);
   }
   if (options.noalloc && !options.pdexec)
     throw std::invalid_argument("--noalloc needs --pdexec: computations that run for real need their data");

@@ -2,7 +2,7 @@
 // their envelopes as transfers, all released when the step that produced them ends (seed 004 Fig. 5).
 #include "dps/sim/sim_backend.hpp"
 
-#include "cluster_link.hpp"
+#include "dps/job_link.hpp"
 #include "statistics.hpp"
 
 #include "dps/detail/strands.hpp"
@@ -535,7 +535,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
   double ended = 0;
   std::chrono::steady_clock::time_point started, shown;
   std::uint64_t since_progress = 0;
-  std::optional<ClusterLink> link;  // run by dps-cluster: its scheduler
+  std::optional<JobLink> link;  // run by dps-cluster: its scheduler
 };
 
 SimBackend::SimBackend(std::shared_ptr<Engine> engine, SimOptions options)

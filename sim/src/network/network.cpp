@@ -4,7 +4,7 @@
 #include "routed.hpp"
 #include "star.hpp"
 
-#include "dps/sim/mesh.hpp"
+#include "dps/mesh.hpp"
 
 #include <algorithm>
 

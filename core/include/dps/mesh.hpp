@@ -3,8 +3,8 @@
 // then Y (seed 002). On a torus a dimension is crossed the shorter way round, east or north on a tie.
 // What the network model of a mesh routes over, and what placement metrics count links on.
 //
-//   dps::sim::Mesh mesh(16, 16);
-//   std::vector<dps::sim::Mesh::Link> hops;
+//   dps::Mesh mesh(16, 16);
+//   std::vector<dps::Mesh::Link> hops;
 //   mesh.route(mesh.node({0, 0}), mesh.node({3, 2}), hops);   // 3 east, then 2 north: 5 links
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace dps::sim {
+namespace dps {
 
 class Mesh {
  public:
@@ -53,4 +53,4 @@ class Mesh {
   bool torus_;
 };
 
-}  // namespace dps::sim
+}  // namespace dps

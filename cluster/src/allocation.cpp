@@ -17,6 +17,18 @@ void check(const std::vector<bool>& idle, std::size_t count) {
     throw std::logic_error("an allocation of " + std::to_string(count) + " nodes with fewer idle");
 }
 
+// Hops from the nearest of `held` to the side × side block at `corner` (0: one of them is in it).
+int distance_to(const Mesh& mesh, const std::vector<Node>& held, Mesh::Point corner, int side) {
+  int least = std::numeric_limits<int>::max();
+  for (const Node n : held) {
+    const Mesh::Point p = mesh.at(n);
+    const int dx = std::max({0, corner.x - p.x, p.x - (corner.x + side - 1)});
+    const int dy = std::max({0, corner.y - p.y, p.y - (corner.y + side - 1)});
+    least = std::min(least, dx + dy);
+  }
+  return least;
+}
+
 }  // namespace
 
 std::vector<Node> Paging::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>&) {
@@ -37,7 +49,7 @@ std::vector<Node> RandomAllocation::place(const std::vector<bool>& idle, std::si
   return free;
 }
 
-bool MultipleBuddy::all_idle(const std::vector<bool>& idle, sim::Mesh::Point corner, int side) const {
+bool MultipleBuddy::all_idle(const std::vector<bool>& idle, Mesh::Point corner, int side) const {
   if (corner.x + side > mesh_.width() || corner.y + side > mesh_.height()) return false;
   for (int y = corner.y; y < corner.y + side; ++y)
     for (int x = corner.x; x < corner.x + side; ++x)
@@ -45,25 +57,23 @@ bool MultipleBuddy::all_idle(const std::vector<bool>& idle, sim::Mesh::Point cor
   return true;
 }
 
-// A block whose parent is no longer whole (already split) before one that would split a whole one;
-// the lowest corner, row by row, among equals.
-bool MultipleBuddy::block(const std::vector<bool>& idle, int level, sim::Mesh::Point& corner) const {
+// For a growth, a block nearest the job's nodes first; then a block whose parent is no longer whole
+// (already split) before one that would split a whole one; the lowest corner, row by row, among equals.
+bool MultipleBuddy::block(const std::vector<bool>& idle, int level, const std::vector<Node>& held, Mesh::Point& corner) const {
   const int side = 1 << level;
-  bool found = false;
+  std::pair<int, int> best{std::numeric_limits<int>::max(), 0};  // (distance, 0: split parent, 1: whole)
   for (int y = 0; y + side <= mesh_.height(); y += side)
     for (int x = 0; x + side <= mesh_.width(); x += side) {
       if (!all_idle(idle, {x, y}, side)) continue;
-      const sim::Mesh::Point parent{x & ~((2 * side) - 1), y & ~((2 * side) - 1)};
-      if (!all_idle(idle, parent, 2 * side)) {
-        corner = {x, y};
-        return true;
-      }
-      if (!found) corner = {x, y}, found = true;
+      const Mesh::Point parent{x & ~((2 * side) - 1), y & ~((2 * side) - 1)};
+      const std::pair<int, int> rank{held.empty() ? 0 : distance_to(mesh_, held, {x, y}, side), all_idle(idle, parent, 2 * side) ? 1 : 0};
+      if (rank < best) best = rank, corner = {x, y};
+      if (best == std::pair{0, 0}) return true;
     }
-  return found;
+  return best.first != std::numeric_limits<int>::max();
 }
 
-std::vector<Node> MultipleBuddy::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>&) {
+std::vector<Node> MultipleBuddy::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) {
   check(idle, count);
   int top = 0;
   while ((2 << top) <= std::min(mesh_.width(), mesh_.height())) ++top;
@@ -79,8 +89,8 @@ std::vector<Node> MultipleBuddy::place(const std::vector<bool>& idle, std::size_
   for (int level = top; level >= 0; --level) {
     const int side = 1 << level;
     for (std::size_t& wanted = need[static_cast<std::size_t>(level)]; wanted > 0; --wanted) {
-      sim::Mesh::Point corner;
-      if (!block(free, level, corner)) {  // none of this size: four of the next smaller each
+      Mesh::Point corner;
+      if (!block(free, level, held, corner)) {  // none of this size: four of the next smaller each
         if (level == 0) throw std::logic_error("MBS found no idle node for a request the idle nodes hold");
         need[static_cast<std::size_t>(level - 1)] += 4 * wanted;
         break;
@@ -102,8 +112,13 @@ std::pair<int, int> MinimizeContention::shape(std::size_t count) {
 
 std::pair<std::vector<Node>, std::size_t> MinimizeContention::around(const std::vector<bool>& idle, std::size_t count, Node center,
                                                                       int w, int h) const {
-  const sim::Mesh::Point c = mesh_.at(center);
-  const int x0 = c.x - w / 2, y0 = c.y - h / 2;  // the lower-left corner: i − ⌈(w−1)/2⌉ is i − ⌊w/2⌋
+  const Mesh::Point c = mesh_.at(center);
+  return shells(idle, count, {c.x - w / 2, c.y - h / 2}, w, h);  // the lower-left corner: i − ⌈(w−1)/2⌉ is i − ⌊w/2⌋
+}
+
+std::pair<std::vector<Node>, std::size_t> MinimizeContention::shells(const std::vector<bool>& idle, std::size_t count, Mesh::Point corner,
+                                                                      int w, int h) const {
+  const int x0 = corner.x, y0 = corner.y;
   std::vector<Node> taken;
   std::size_t cost = 0;
   auto take = [&](int x, int y, std::size_t shell) {
@@ -132,11 +147,19 @@ std::pair<std::vector<Node>, std::size_t> MinimizeContention::around(const std::
   return {std::move(taken), cost};
 }
 
-std::vector<Node> MinimizeContention::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>&) {
+std::vector<Node> MinimizeContention::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) {
   if (idle.size() != mesh_.size()) throw std::invalid_argument("MC's mesh has " + std::to_string(mesh_.size()) + " nodes, the cluster " +
                                                                std::to_string(idle.size()));
   check(idle, count);
   if (count == 0) return {};
+  if (!held.empty()) {  // a growth: shell 0 is the rectangle that bounds the job's nodes
+    Mesh::Point low = mesh_.at(held.front()), high = low;
+    for (const Node n : held) {
+      const Mesh::Point p = mesh_.at(n);
+      low = {std::min(low.x, p.x), std::min(low.y, p.y)}, high = {std::max(high.x, p.x), std::max(high.y, p.y)};
+    }
+    return shells(idle, count, low, high.x - low.x + 1, high.y - low.y + 1).first;
+  }
   std::vector<std::pair<int, int>> orientations;
   if (shape_ == Shape::Columns) {
     orientations.emplace_back(std::max(1, static_cast<int>(count) / mesh_.height()), mesh_.height());
@@ -167,7 +190,7 @@ namespace {
 // Busy nodes in any rectangle in O(1): busy[y][x] summed over [0, x) × [0, y).
 class BusyCounts {
  public:
-  BusyCounts(const sim::Mesh& mesh, const std::vector<bool>& idle) : width_(mesh.width() + 1), sums_(static_cast<std::size_t>(width_) * static_cast<std::size_t>(mesh.height() + 1)) {
+  BusyCounts(const Mesh& mesh, const std::vector<bool>& idle) : width_(mesh.width() + 1), sums_(static_cast<std::size_t>(width_) * static_cast<std::size_t>(mesh.height() + 1)) {
     for (int y = 0; y < mesh.height(); ++y)
       for (int x = 0; x < mesh.width(); ++x)
         at(x + 1, y + 1) = at(x, y + 1) + at(x + 1, y) - at(x, y) + (idle[mesh.node({x, y})] ? 0 : 1);
@@ -248,7 +271,7 @@ std::vector<Node> Contiguous::place(const std::vector<bool>& idle, std::size_t c
   return nodes;
 }
 
-std::vector<Node> Plas::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>&) {
+std::vector<Node> Plas::place(const std::vector<bool>& idle, std::size_t count, const std::vector<Node>& held) {
   check(idle, count);
   const int width = mesh_.width(), height = mesh_.height(), middle = height / 2;
   // The running jobs' balance: their nodes above the middle I/O link minus those below.
@@ -261,26 +284,39 @@ std::vector<Node> Plas::place(const std::vector<bool>& idle, std::size_t count, 
     for (int y = middle; y < height; ++y) above.push_back(mesh_.node({x, y}));
     for (int y = middle - 1; y >= 0; --y) below.push_back(mesh_.node({x, y}));
   }
-  std::size_t a = 0, b = 0;
-  auto next = [&](const std::vector<Node>& side, std::size_t& k) {
-    while (k < side.size() && !idle[side[k]]) ++k;
-    return k < side.size();
+  std::vector<bool> free = idle;
+  // A side's next node: its first idle one in PLAS's order, or for a growth the idle one nearest the
+  // job's nodes (the first in that order among the nearest); side.size() when none is left.
+  std::size_t first_above = 0, first_below = 0;  // nodes are only taken, so the first idle one only moves on
+  auto next = [&](const std::vector<Node>& side, std::size_t& first) {
+    while (first < side.size() && !free[side[first]]) ++first;
+    if (held.empty()) return first;
+    std::size_t pick = side.size();
+    int nearest = std::numeric_limits<int>::max();
+    for (std::size_t k = first; k < side.size(); ++k) {
+      if (!free[side[k]]) continue;
+      const int d = distance_to(mesh_, held, mesh_.at(side[k]), 1);
+      if (d < nearest) nearest = d, pick = k;
+    }
+    return pick;
   };
   std::vector<Node> nodes;
   while (nodes.size() < count) {
-    const bool has_above = next(above, a), has_below = next(below, b);
+    const std::size_t a = next(above, first_above), b = next(below, first_below);
+    const bool has_above = a < above.size(), has_below = b < below.size();
     if (has_above && (balance <= 0 || !has_below)) {
-      nodes.push_back(above[a++]);
+      nodes.push_back(above[a]);
       ++balance;
     } else {
-      nodes.push_back(below[b++]);
+      nodes.push_back(below[b]);
       --balance;
     }
+    free[nodes.back()] = false;
   }
   return nodes;
 }
 
-std::unique_ptr<Allocator> allocator_named(const std::string& option, const std::string& name, const sim::Mesh* mesh,
+std::unique_ptr<Allocator> allocator_named(const std::string& option, const std::string& name, const Mesh* mesh,
                                            std::uint64_t seed) {
   if (name == "paging") return std::make_unique<Paging>();
   if (name == "random") return std::make_unique<RandomAllocation>(seed);

@@ -6,7 +6,7 @@
 //   dps-place --mesh 16x16 --nodes 16 --allocation mc --busy 0,1,2,3,16,17   # around another job's nodes
 #include <dps/cli.hpp>
 #include <dps/cluster/allocation.hpp>
-#include <dps/sim/mesh.hpp>
+#include <dps/mesh.hpp>
 
 #include <cstdio>
 #include <sstream>
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
         .option("--seed", seed, "random's seed (default 1)");
     if (!cli.parse(argc, argv)) return 0;
     if (mesh_text.empty()) throw std::invalid_argument("--mesh is missing (--help says more)");
-    const dps::sim::Mesh mesh = dps::sim::Mesh::parse("--mesh", mesh_text);
+    const dps::Mesh mesh = dps::Mesh::parse("--mesh", mesh_text);
     std::vector<bool> idle(mesh.size(), true);
     std::stringstream list(busy);
     for (std::string item; std::getline(list, item, ',');) {

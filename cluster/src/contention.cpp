@@ -6,19 +6,19 @@
 
 namespace dps::cluster {
 
-Contention link_contention(const sim::Mesh& mesh, std::vector<std::pair<sim::Mesh::Node, sim::Mesh::Node>> pairs) {
+Contention link_contention(const Mesh& mesh, std::vector<std::pair<Mesh::Node, Mesh::Node>> pairs) {
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   Contention c;
   c.per_link.assign(mesh.links(), 0);
-  std::vector<sim::Mesh::Link> hops;
+  std::vector<Mesh::Link> hops;
   for (const auto& [from, to] : pairs) {
     hops.clear();
     mesh.route(from, to, hops);
-    for (const sim::Mesh::Link l : hops) ++c.per_link[l];
+    for (const Mesh::Link l : hops) ++c.per_link[l];
   }
   for (std::size_t l = 0; l < c.per_link.size(); ++l)
-    if (c.per_link[l] > c.max) c.max = c.per_link[l], c.hotspot = static_cast<sim::Mesh::Link>(l);
+    if (c.per_link[l] > c.max) c.max = c.per_link[l], c.hotspot = static_cast<Mesh::Link>(l);
   return c;
 }
 
@@ -27,13 +27,13 @@ double network_bandwidth(std::size_t m, std::size_t n, double link_bandwidth, st
   return static_cast<double>(m) * static_cast<double>(n) * link_bandwidth / max_contention;
 }
 
-Dispersal dispersal(const sim::Mesh& mesh, const std::vector<sim::Mesh::Node>& nodes) {
+Dispersal dispersal(const Mesh& mesh, const std::vector<Mesh::Node>& nodes) {
   if (nodes.empty()) throw std::invalid_argument("the dispersal of no nodes");
   Dispersal d;
   int min_x = mesh.width(), max_x = -1, min_y = mesh.height(), max_y = -1;
   std::set<int> columns, rows;
   for (const auto n : nodes) {
-    const sim::Mesh::Point p = mesh.at(n);
+    const Mesh::Point p = mesh.at(n);
     min_x = std::min(min_x, p.x), max_x = std::max(max_x, p.x), min_y = std::min(min_y, p.y), max_y = std::max(max_y, p.y);
     columns.insert(p.x);
     rows.insert(p.y);
@@ -56,8 +56,8 @@ Dispersal dispersal(const sim::Mesh& mesh, const std::vector<sim::Mesh::Node>& n
   return d;
 }
 
-Contention all_to_all_contention(const sim::Mesh& mesh, const std::vector<sim::Mesh::Node>& nodes) {
-  std::vector<std::pair<sim::Mesh::Node, sim::Mesh::Node>> pairs;
+Contention all_to_all_contention(const Mesh& mesh, const std::vector<Mesh::Node>& nodes) {
+  std::vector<std::pair<Mesh::Node, Mesh::Node>> pairs;
   pairs.reserve(nodes.size() * nodes.size());
   for (const auto from : nodes)
     for (const auto to : nodes)
@@ -65,14 +65,14 @@ Contention all_to_all_contention(const sim::Mesh& mesh, const std::vector<sim::M
   return link_contention(mesh, std::move(pairs));
 }
 
-long IoColumn::balance(const std::vector<sim::Mesh::Node>& nodes) const {
+long IoColumn::balance(const std::vector<Mesh::Node>& nodes) const {
   long b = 0;
   for (const auto n : nodes) b += compute_.at(n).y >= compute_.height() / 2 ? 1 : -1;
   return b;
 }
 
-Contention IoColumn::write_contention(const std::vector<sim::Mesh::Node>& nodes) const {
-  std::vector<std::pair<sim::Mesh::Node, sim::Mesh::Node>> pairs;
+Contention IoColumn::write_contention(const std::vector<Mesh::Node>& nodes) const {
+  std::vector<std::pair<Mesh::Node, Mesh::Node>> pairs;
   pairs.reserve(nodes.size() * io_nodes());
   for (const auto n : nodes)
     for (std::size_t t = 0; t < io_nodes(); ++t) pairs.emplace_back(of(n), io(t));

@@ -9,7 +9,7 @@
 #include <dps/cluster/simulation.hpp>
 #include <dps/cluster/trace.hpp>
 #include <dps/cluster/workload.hpp>
-#include <dps/sim/mesh.hpp>
+#include <dps/mesh.hpp>
 #include <dps/sim/model.hpp>
 
 #include <unistd.h>
@@ -69,9 +69,9 @@ int main(int argc, char** argv) {
     if (workload.jobs.empty()) throw std::runtime_error(workload_path + ": no job to run");
 
     std::unique_ptr<dps::cluster::Allocator> allocator;
-    std::optional<dps::sim::Mesh> mesh;
+    std::optional<dps::Mesh> mesh;
     if (!mesh_text.empty()) {
-      mesh = dps::sim::Mesh::parse("--mesh", mesh_text);
+      mesh = dps::Mesh::parse("--mesh", mesh_text);
       if (mesh->size() != workload.nodes)
         throw std::invalid_argument("--mesh " + mesh_text + " holds " + std::to_string(mesh->size()) + " nodes, the cluster has " +
                                     std::to_string(workload.nodes));

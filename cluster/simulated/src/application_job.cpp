@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 extern char** environ;
@@ -27,6 +30,26 @@ std::string exit_status(int status) {
   return "stopped";
 }
 
+// A job's program named without a folder (lu-sim): the project's own, beside the running program when
+// installed (every program goes to one bin/), or where the build tree made it; else PATH's.
+std::string program_path(const std::string& name) {
+  namespace fs = std::filesystem;
+  if (name.find('/') != std::string::npos) return name;
+  std::error_code error;
+  std::vector<fs::path> folders{fs::read_symlink("/proc/self/exe", error).parent_path()};
+#ifdef DPS_PROGRAM_DIRS
+  std::string_view built = DPS_PROGRAM_DIRS;  // colon-separated
+  while (!built.empty()) {
+    const std::size_t end = std::min(built.find(':'), built.size());
+    folders.emplace_back(built.substr(0, end));
+    built.remove_prefix(std::min(end + 1, built.size()));
+  }
+#endif
+  for (const fs::path& folder : folders)
+    if (!folder.empty() && ::access((folder / name).c_str(), X_OK) == 0) return folder / name;
+  return name;
+}
+
 }  // namespace
 
 ApplicationProcess::ApplicationProcess(const Job& job, std::size_t nodes, const std::string& model_path, std::string log)
@@ -34,7 +57,7 @@ ApplicationProcess::ApplicationProcess(const Job& job, std::size_t nodes, const 
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
     throw std::runtime_error("job " + std::to_string(job.id) + ": no socket: " + std::strerror(errno));
-  socket_ = std::make_unique<sim::job_protocol::LineSocket>(pair[0]);
+  socket_ = std::make_unique<job_protocol::LineSocket>(pair[0]);
   if (pair[1] == kChildFd) {  // dup2 onto itself would keep close-on-exec
     const int moved = ::fcntl(pair[1], F_DUPFD_CLOEXEC, kChildFd + 1);
     ::close(pair[1]);
@@ -45,13 +68,14 @@ ApplicationProcess::ApplicationProcess(const Job& job, std::size_t nodes, const 
     const std::string_view v = *e;
     if (!v.starts_with("DPS_CLUSTER_")) env_text.emplace_back(v);
   }
-  env_text.push_back(std::string(sim::job_protocol::kFd) + "=" + std::to_string(kChildFd));
-  env_text.push_back(std::string(sim::job_protocol::kModel) + "=" + model_path);
-  env_text.push_back(std::string(sim::job_protocol::kNodes) + "=" + std::to_string(nodes));
+  env_text.push_back(std::string(job_protocol::kFd) + "=" + std::to_string(kChildFd));
+  env_text.push_back(std::string(job_protocol::kModel) + "=" + model_path);
+  env_text.push_back(std::string(job_protocol::kNodes) + "=" + std::to_string(nodes));
   std::vector<char*> env, argv;
   for (auto& e : env_text) env.push_back(e.data());
   env.push_back(nullptr);
   std::vector<std::string> words = job.command;
+  words.front() = program_path(words.front());
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
 
@@ -92,7 +116,7 @@ void ApplicationProcess::failed(const std::string& why) {
                            (last.empty() ? "" : ": " + last));
 }
 
-sim::job_protocol::Message ApplicationProcess::next() {
+job_protocol::Message ApplicationProcess::next() {
   const auto line = socket_->read_line();
   if (!line) {
     int status = 0;
@@ -100,13 +124,13 @@ sim::job_protocol::Message ApplicationProcess::next() {
     pid_ = -1;
     failed(exit_status(status) + " before its end");
   }
-  const auto m = sim::job_protocol::decode(*line);
-  if (!m || m->kind == sim::job_protocol::Message::Kind::Size) failed("sent '" + *line + "', not a line of the protocol");
+  const auto m = job_protocol::decode(*line);
+  if (!m || m->kind == job_protocol::Message::Kind::Size) failed("sent '" + *line + "', not a line of the protocol");
   return *m;
 }
 
 void ApplicationProcess::answer(std::size_t nodes) {
-  socket_->write_line(sim::job_protocol::encode({.kind = sim::job_protocol::Message::Kind::Size, .nodes = nodes}));
+  socket_->write_line(job_protocol::encode({.kind = job_protocol::Message::Kind::Size, .nodes = nodes}));
 }
 
 void ApplicationProcess::kill() {

@@ -1,10 +1,10 @@
-#include "dps/sim/mesh.hpp"
+#include "dps/mesh.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
-namespace dps::sim {
+namespace dps {
 
 Mesh::Mesh(int width, int height, bool torus) : width_(width), height_(height), torus_(torus) {
   const int least = torus ? 3 : 1;
@@ -81,4 +81,4 @@ void Mesh::route(Node a, Node b, std::vector<Link>& hops) const {
   }
 }
 
-}  // namespace dps::sim
+}  // namespace dps

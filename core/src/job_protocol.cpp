@@ -1,4 +1,4 @@
-#include "job_protocol.hpp"
+#include "dps/job_protocol.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <vector>
 
-namespace dps::sim::job_protocol {
+namespace dps::job_protocol {
 
 std::string encode(const Message& m) {
   char line[256];
@@ -90,4 +90,4 @@ bool LineSocket::write_line(const std::string& line) {
   return true;
 }
 
-}  // namespace dps::sim::job_protocol
+}  // namespace dps::job_protocol

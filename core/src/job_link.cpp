@@ -1,13 +1,13 @@
-#include "cluster_link.hpp"
+#include "dps/job_link.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 
-namespace dps::sim {
+namespace dps {
 
-std::size_t ClusterLink::decide(const ResizePoint& point) {
+std::size_t JobLink::decide(const ResizePoint& point) {
   const std::size_t nodes = held_();
   if (point.size != nodes)
     throw std::logic_error("a job of the cluster runs one thread per node: it reports " + std::to_string(point.size) +
@@ -17,26 +17,26 @@ std::size_t ClusterLink::decide(const ResizePoint& point) {
   const auto line = socket_.read_line();
   const auto answer = line ? job_protocol::decode(*line) : std::nullopt;
   if (!answer || answer->kind != job_protocol::Message::Kind::Size || answer->nodes == 0)
-    throw std::runtime_error("the cluster simulator did not answer the resize point");
+    throw std::runtime_error("the scheduler did not answer the resize point");
   granted_ = std::max(answer->nodes, nodes);  // shrinking: the nodes are given back as they are removed
   return answer->nodes;
 }
 
-void ClusterLink::released() {
+void JobLink::released() {
   tell({.kind = job_protocol::Message::Kind::Release, .nodes = 1, .time = clock_()});
   granted_ = std::max(held_(), granted_ - 1);
 }
 
-void ClusterLink::ended() {
+void JobLink::ended() {
   try {
     tell({.kind = job_protocol::Message::Kind::End, .time = clock_()});
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "sim: %s\n", e.what());
+    std::fprintf(stderr, "job: %s\n", e.what());
   }
 }
 
-void ClusterLink::tell(const job_protocol::Message& m) {
-  if (!socket_.write_line(job_protocol::encode(m))) throw std::runtime_error("the cluster simulator is gone");
+void JobLink::tell(const job_protocol::Message& m) {
+  if (!socket_.write_line(job_protocol::encode(m))) throw std::runtime_error("the scheduler is gone");
 }
 
-}  // namespace dps::sim
+}  // namespace dps

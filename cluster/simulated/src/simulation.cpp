@@ -112,7 +112,7 @@ struct Simulation::Impl final : sim::Listener {
   sim::Engine& network() {
     if (network_) return *network_;
     if (!options.mesh) throw std::runtime_error("traffic jobs send their messages over a mesh: the simulation needs one");
-    const sim::Mesh& mesh = *options.mesh;
+    const Mesh& mesh = *options.mesh;
     sim::ClusterModel model;
     model.groups = {sim::NodeGroup{.name = "nodes", .count = mesh.size()}};
     if (io) model.groups.push_back(sim::NodeGroup{.name = "io", .count = io->io_nodes(), .bandwidth = options.io_bandwidth});
@@ -198,8 +198,8 @@ struct Simulation::Impl final : sim::Listener {
 
   // An application job's message: a resize point, nodes it gave back, or its end.
   void message(std::uint32_t i) {
-    using Kind = sim::job_protocol::Message::Kind;
-    const sim::job_protocol::Message& m = inbox[i];
+    using Kind = job_protocol::Message::Kind;
+    const job_protocol::Message& m = inbox[i];
     Running& r = cluster.records_[i];
     const Job& job = *r.job;
     if (m.kind == Kind::End) {
@@ -447,7 +447,7 @@ struct Simulation::Impl final : sim::Listener {
   std::size_t done = 0, resizes = 0;
   // Application jobs.
   std::vector<std::unique_ptr<ApplicationProcess>> processes;
-  std::vector<sim::job_protocol::Message> inbox;  // each one's next message
+  std::vector<job_protocol::Message> inbox;  // each one's next message
   std::vector<std::uint32_t> pending;             // ran since last heard from
   std::string log_folder, model_file, temporary;
   // The Gantt chart's marks and samples.

@@ -39,7 +39,7 @@ struct SimulationOptions {
   Allocator* allocator = nullptr;
   // The mesh the nodes sit on (node v at (v mod width, v / width)): each job's dispersal and the
   // contention of its own messages at its start go into the results. Null: none.
-  const sim::Mesh* mesh = nullptr;
+  const Mesh* mesh = nullptr;
   // With the mesh: I/O nodes in a column west of it (contention.hpp), for the jobs' balance, the
   // balance factor and the contention of writes to them.
   bool io_column = false;

@@ -1,6 +1,8 @@
-// The lines dps-cluster and an application job it runs exchange over a socket (the job finds it on
-// the descriptor DPS_CLUSTER_FD, the cluster's model in DPS_CLUSTER_MODEL, the nodes it starts on in
-// DPS_CLUSTER_NODES). Times are the job's simulated seconds since it started.
+// The job protocol: the lines a cluster's scheduler and an application job it runs exchange over a
+// socket, the same for the simulated cluster (dps-cluster) and a real one. The job finds the socket on
+// the descriptor DPS_CLUSTER_FD, and in a simulated cluster the model in DPS_CLUSTER_MODEL and the
+// nodes it starts on in DPS_CLUSTER_NODES. Times are the job's seconds since it started (simulated
+// seconds in a simulation).
 //   job -> cluster:  "point ITERATION NODES ITERATION_S REDISTRIBUTION_S TIME"   a resize point: the answer follows
 //                    "release NODES TIME"                                         it gave back nodes
 //                    "end TIME"                                                   it is done
@@ -12,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace dps::sim::job_protocol {
+namespace dps::job_protocol {
 
 inline constexpr const char* kFd = "DPS_CLUSTER_FD";
 inline constexpr const char* kModel = "DPS_CLUSTER_MODEL";
@@ -45,4 +47,4 @@ class LineSocket {
   std::string buffer_;
 };
 
-}  // namespace dps::sim::job_protocol
+}  // namespace dps::job_protocol

@@ -4,7 +4,7 @@
 // point, gives back nodes or ends; the cluster answers its resize points.
 #pragma once
 
-#include "../job_protocol.hpp"
+#include "dps/job_protocol.hpp"
 #include "dps/cluster/job.hpp"
 
 #include <sys/types.h>
@@ -25,7 +25,7 @@ class ApplicationProcess {
 
   // Its next message (blocks). Throws std::runtime_error naming the job when it ends without one,
   // or sends what the protocol does not know.
-  sim::job_protocol::Message next();
+  job_protocol::Message next();
   void answer(std::size_t nodes);
   void kill();     // at its walltime
   void finish();   // after its end: throws when it exits with a failure
@@ -37,7 +37,7 @@ class ApplicationProcess {
   const Job& job_;
   std::string log_;
   pid_t pid_ = -1;
-  std::unique_ptr<sim::job_protocol::LineSocket> socket_;
+  std::unique_ptr<job_protocol::LineSocket> socket_;
 };
 
 }  // namespace dps::cluster
