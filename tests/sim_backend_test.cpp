@@ -72,7 +72,8 @@ double simulate_spins(bool pdexec, MemoryTrace* trace = nullptr, NodeId workers 
 }
 
 // The estimate PDEXEC charges is the leaves' mean duration in the direct run, as benchmarked kernel
-// times are (seed 004 §7). What remains is everything else: the kernel's own steps, the order of events.
+// times are (Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel applications", §7). What remains is
+// everything else: the kernel's own steps, the order of events.
 TEST(SimBackend, PartialDirectExecutionPredictsWithinTwoPercentOfDirectExecution) {
   Spin::loop();  // warm: a cold first leaf would stretch one worker's sum, not the mean
   MemoryTrace measured;
