@@ -1,8 +1,9 @@
 // bench-cluster: the cluster simulator's speed. The Parallel Workloads Archive's NASA iPSC/860 trace
 // (18 239 rigid jobs, 128 nodes) under FCFS, EASY and conservative backfilling (Goal: < 1 s), and
-// 10^5 of seed 001's malleable jobs on 10^4 nodes under EASY and ReSHAPE's scenarios (Goal: < 60 s,
-// < 2 GB). Medians of --repeat runs; the last line is JSON with jobs_per_s, utilization and
-// mean_wait_s per workload and scheduler, and the process's peak memory.
+// 10^5 of the malleable jobs of Sudarsan, Ribbens & Varadarajan ("Priority-enabled Scheduling for Resizable Parallel
+// Applications", §4.1) on 10^4 nodes under EASY and ReSHAPE's scenarios (Goal: < 60 s, < 2 GB). Medians of --repeat
+// runs; the last line is JSON with jobs_per_s, utilization and mean_wait_s per workload and scheduler, and the
+// process's peak memory.
 //
 //   bench-cluster --repeat 5
 #include "median.hpp"
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
       report("nasa", s, f, first);
       first = false;
     }
-    // Seed 001's mix at the paper's sizes, arriving at a load of about 0.91 of the nodes: its 120
+    // The mix of Sudarsan et al. (§4) at the paper's sizes, arriving at a load of about 0.91 of the nodes: its 120
     // jobs came at 1.14x the capacity of its 400 nodes, a transient no run of 10^5 jobs could absorb.
     const double load = 0.91, node_seconds = (35 * 56 + 81 * 140 + 136 * 224) / 3.0;
     dps::cluster::Workload synthetic{.jobs = dps::cluster::reshape_mix({.jobs = static_cast<std::size_t>(jobs),

@@ -1,8 +1,8 @@
-// bench-cluster-experiments: seed 001's experiments (its setup 2: 400 nodes, 120 synthetic malleable
-// jobs, Poisson arrivals of mean 32 s) rerun in the cluster simulator, each averaged over 7 workloads
-// (seeds 1–7) as the paper averages 7 job mixes: the scenarios against static scheduling with
-// backfill, the share of resizable jobs, and user priorities. Prints Markdown tables with the
-// paper's figures beside ours (docs/cluster-scheduling.md), then one line of JSON.
+// bench-cluster-experiments: the experiments of Sudarsan, Ribbens & Varadarajan ("Priority-enabled Scheduling for
+// Resizable Parallel Applications", §4; its setup 2: 400 nodes, 120 synthetic malleable jobs, Poisson arrivals of mean
+// 32 s) rerun in the cluster simulator, each averaged over 7 workloads (seeds 1–7) as the paper averages 7 job mixes:
+// the scenarios against static scheduling with backfill, the share of resizable jobs, and user priorities. Prints
+// Markdown tables with the paper's figures beside ours (docs/cluster-scheduling.md), then one line of JSON.
 //
 //   bench-cluster-experiments --seeds 7
 #include <dps/cli.hpp>
@@ -59,8 +59,9 @@ Mean average(long seeds, const std::string& scheduler, double resizable, double 
 double gain(double base, double x) { return 100 * (base - x) / base; }
 
 #if defined(DPS_LU_SIM) && defined(DPS_STENCIL_SIM)
-// Seed 004's "kill 4 after iteration 1" (Fig. 13) as a scheduler's decision: the LU job gives back 4
-// of its 8 nodes at its first resize point; every other job keeps its size; the queue is EASY's.
+// The "kill 4 after iteration 1" of Schaeli, Gerlach & Hersch ("A simulator for adaptive parallel applications",
+// Fig. 13) as a scheduler's decision: the LU job gives back 4 of its 8 nodes at its first resize point; every other job
+// keeps its size; the queue is EASY's.
 struct KillFourAfterIterationOne final : dps::cluster::Scheduler {
   std::uint64_t lu = 0;
   std::string name() const override { return "kill 4 after iteration 1"; }
@@ -70,7 +71,7 @@ struct KillFourAfterIterationOne final : dps::cluster::Scheduler {
   }
 };
 
-// Application jobs (PDEXEC) and rigid ones on 16 simulated nodes: the LU of seed 004 §7 (n = 2592,
+// Application jobs (PDEXEC) and rigid ones on 16 simulated nodes: the LU of Schaeli et al. (§7; n = 2592,
 // r = 324, basic, 8 column blocks on 4 nodes, 8 multipliers) on 8 nodes, two stencils (4096², 1000
 // iterations, a resize point every 100) on 4, and rigid background jobs queued behind them.
 Workload application_mix() {
@@ -105,7 +106,9 @@ Workload application_mix() {
 int main(int argc, char** argv) {
   return dps::run_main("bench-cluster-experiments", [&] {
     long seeds = 7, window = static_cast<long>(tuning.window);
-    dps::Cli cli("bench-cluster-experiments", "Seed 001's scheduling experiments in the cluster simulator, beside the paper's figures.");
+    dps::Cli cli("bench-cluster-experiments",
+                 "The scheduling experiments of Sudarsan, Ribbens & Varadarajan (Priority-enabled Scheduling for "
+                 "Resizable Parallel Applications, §4) in the cluster simulator, beside the paper's figures.");
     cli.option("--seeds", seeds, "workloads each figure is averaged over (default 7, as the paper)")
         .option("--threshold", tuning.threshold, "the expand potential a growth needs (default 0.2)")
         .option("--window", window, "sizes the expand potential is fitted over (default 3)");
@@ -115,7 +118,7 @@ int main(int argc, char** argv) {
     std::ostringstream json;
     json << "{\"seeds\": " << seeds;
 
-    // 1. All jobs resizable, aging priority only (seed 001 §4.2, Table 2 of its figures).
+    // 1. All jobs resizable, aging priority only (Sudarsan et al., §4.2, Table 2 of its figures).
     struct Paper {
       const char* name;
       double utilization, completion, execution, wait;
@@ -124,7 +127,7 @@ int main(int argc, char** argv) {
                            {"fcfs-pr", 87.0, 546.7, 138.8, 421.5},
                            {"max-b-pr", 93.7, 605.9, 128.6, 483.9},
                            {"pba-pr", 92.0, 572.2, 131.5, 459.8}};
-    std::printf("### All jobs resizable (seed 001 §4.2), means over %ld workloads\n\n", seeds);
+    std::printf("### All jobs resizable (Sudarsan et al., §4.2), means over %ld workloads\n\n", seeds);
     std::printf("| scenario | utilization %% (paper) | completion s (paper) | improvement | execution s (paper) | improvement | wait s (paper) |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     Mean base;
@@ -148,10 +151,10 @@ int main(int argc, char** argv) {
       std::printf("| %s | %.1f | %.1f | %.1f | %.1f |\n", s, 100 * m.utilization, m.completion, m.execution, m.wait);
     }
 
-    // 2. The share of resizable jobs, PBA-PR (seed 001 §4.3).
+    // 2. The share of resizable jobs, PBA-PR (Sudarsan et al., §4.3).
     const double shares[] = {0.25, 0.5, 0.75, 1.0};
     const double paper_utilization[] = {85.4, 87.1, 89.5, 91.4}, paper_completion[] = {5.5, 10.6, 14.6, 16.56};
-    std::printf("\n### Share of resizable jobs, PBA-PR against static (seed 001 §4.3)\n\n");
+    std::printf("\n### Share of resizable jobs, PBA-PR against static (Sudarsan et al., §4.3)\n\n");
     std::printf("| resizable | utilization %% (paper) | completion improvement (paper) |\n|---|---|---|\n");
     std::printf("| static | %.1f (83) | — |\n", 100 * base.utilization);
     json << ", \"share\": {";
@@ -164,7 +167,7 @@ int main(int argc, char** argv) {
     }
     json << "}";
 
-    // 3. User priorities: half the jobs platinum, half resizable (seed 001 §4.4).
+    // 3. User priorities: half the jobs platinum, half resizable (Sudarsan et al., §4.4).
     struct Case {
       const char* label;
       const char* scheduler;
@@ -175,7 +178,7 @@ int main(int argc, char** argv) {
                           {"static, priority", "pba-pr", true, 581.4, 968.6, 194.2},
                           {"PBA, no priority", "pba-q", false, 571.2, -1, -1},
                           {"PBA, priority", "pba-pr", false, 535.8, 884.2, 187.5}};
-    std::printf("\n### User priorities: 50 %% platinum, 50 %% resizable (seed 001 §4.4), mean completion s\n\n");
+    std::printf("\n### User priorities: 50 %% platinum, 50 %% resizable (Sudarsan et al., §4.4), mean completion s\n\n");
     std::printf("| run | all (paper) | gold (paper) | platinum (paper) |\n|---|---|---|---|\n");
     json << ", \"priority\": {";
     for (const Case& c : cases) {

@@ -79,14 +79,15 @@ int main(int argc, char** argv) {
                     f.scalapack.empty() ? "-" : std::to_string(f.scalapack.back()).c_str());
       }
 
-    // The simulator: partial direct execution without data (seed 004 §7, ~22 000 operations).
+    // The simulator: partial direct execution without data (Schaeli, Gerlach & Hersch, "A simulator for adaptive
+    // parallel applications", §7, ~22 000 operations).
     const std::vector<std::string> pdexec =
         run_lines(std::string(DPS_LU_SIM) + " --nodes 8 --n 2592 --r 81 --variant pipelined --pdexec --noalloc 2>&1");
     if (pdexec.size() < 2) throw std::runtime_error("lu-sim printed no report");
     const std::string& report = pdexec[pdexec.size() - 2];
     const double pdexec_s = field(report, "wall_s"), pdexec_mb = field(report, "peak_rss_mb");
     std::printf("simulation, PDEXEC NOALLOC n=2592 r=81 8 nodes: %s", report.c_str());
-    // Direct execution against the serial run of the same program (seed 004 Table 1: basic, r = 216).
+    // Direct execution against the serial run of the same program (Schaeli et al., Table 1: basic, r = 216).
     std::vector<double> simulated, serial;
     for (long k = 0; k < repeat; ++k) {
       simulated.push_back(wall_seconds(std::string(DPS_LU_SIM) + " --nodes 8 --n 2592 --r 216 --variant basic --no-check"));

@@ -1,8 +1,8 @@
-// bench-lu-experiments: seed 004's LU experiments (§5.3, §8) rerun in the simulator, on the paper's
-// cluster: 8 single-core nodes on Fast Ethernet (1350 µs, 11.85 MB/s), n = 2592. Our kernels are
-// measured here and the nodes slowed so that the serial factorization takes the paper's 185.1 s.
-// Prints Markdown tables (Tables 2–4, Fig. 10–13), writes the traces and plots of Fig. 12–13 to
-// --out, then one line of JSON.
+// bench-lu-experiments: the LU experiments of Schaeli, Gerlach & Hersch ("A simulator for adaptive parallel
+// applications", §5.3, §8) rerun in the simulator, on the paper's cluster: 8 single-core nodes on Fast
+// Ethernet (1350 µs, 11.85 MB/s), n = 2592. Our kernels are measured here and the nodes slowed so that the serial
+// factorization takes the paper's 185.1 s. Prints Markdown tables (Tables 2–4, Fig. 10–13), writes the traces and plots
+// of Fig. 12–13 to --out, then one line of JSON.
 //
 //   bench-lu-experiments --out build/lu-experiments --kernels docs/lu-experiments-kernels.json
 #include "peer.hpp"
@@ -20,7 +20,7 @@
 
 namespace {
 
-constexpr double kPaperSerialSeconds = 185.1;  // seed 004 §7: the serial run on the paper's nodes
+constexpr double kPaperSerialSeconds = 185.1;  // Schaeli et al., §7: the serial run on the paper's nodes
 
 struct Runner {
   std::string model, kernels, speed = "1";
@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
   return dps::run_main("bench-lu-experiments", [&] {
     std::string out = "lu-experiments", kernels;
     long window = 0;
-    dps::Cli cli("bench-lu-experiments", "Seed 004's LU experiments in the simulator, on the paper's cluster.");
+    dps::Cli cli("bench-lu-experiments",
+                 "The LU experiments of Schaeli, Gerlach & Hersch (A simulator for adaptive parallel "
+                 "applications, §5.3, §8) in the simulator, on the paper's cluster.");
     cli.option("--out", out, "directory for the kernel model, traces and plots (default lu-experiments)")
         .option("--kernels", kernels, "FILE  the kernel model (read if it exists, else measured and written; default OUT/kernels.json)")
         .option("--window", window, "flow-control window of the pipelined variant (default: the best of 4, 8, 16, 32)");

@@ -1,6 +1,6 @@
 // bench-pingpong: one object bounced between two node processes over TCP loopback, one in flight at a
 // time (a split with a window of 1, a leaf on the other node, the merge back home): one-way latency
-// for 8 bytes and bandwidth for 1 MiB, against Open MPI's ping-pong (shared/peers/mpi_pingpong.c,
+// for 8 bytes and bandwidth for 1 MiB, against Open MPI's ping-pong (peers/mpi_pingpong.c,
 // --mca btl tcp,self) run in the same benchmark. Repetitions interleave both sides; the last line is
 // JSON with the medians.
 #include "support.hpp"

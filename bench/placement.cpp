@@ -1,7 +1,7 @@
-// bench-placement: seed 002's allocation study (Mache) rerun in the cluster simulator: streams of
-// traffic jobs (exponential sizes of mean 16, Poisson arrivals, FCFS) on its 22 × 16 mesh with 16 I/O
-// nodes in a column west, each strategy on the same streams (seeds 1..N, means over them), each I/O
-// share at the same offered load (--load):
+// bench-placement: the allocation study of Mache ("Parallel I/O- and Communication-Sensitive Scheduling on
+// High-Performance Parallel Computers") rerun in the cluster simulator: streams of traffic jobs (exponential sizes of
+// mean 16, Poisson arrivals, FCFS) on its 22 × 16 mesh with 16 I/O nodes in a column west, each strategy on the same
+// streams (seeds 1..N, means over them), each I/O share at the same offered load (--load):
 //   - Table 8: the balance factor and the writes' max_contention of each strategy, beside his;
 //   - Table 9: the mean service time of each strategy as the I/O share of the messages goes from 100 %
 //     to 0 %, its rank, and the winner beside his;
@@ -103,7 +103,9 @@ int main(int argc, char** argv) {
   return dps::run_main("bench-placement", [&] {
     Setup s;
     double table8_share = 1, table8_load = 0.9;
-    dps::Cli cli("bench-placement", "Seed 002's allocation study in the cluster simulator, beside the dissertation's tables.");
+    dps::Cli cli("bench-placement",
+                 "The allocation study of Mache (Parallel I/O- and Communication-Sensitive Scheduling on "
+                 "High-Performance Parallel Computers) in the cluster simulator, beside the dissertation's tables.");
     cli.option("--seeds", s.seeds, "streams each figure is averaged over (default 3)")
         .option("--jobs", s.jobs, "jobs per stream (default 1000, as the dissertation's)")
         .option("--load", s.load, "the offered load: each I/O share's mean interarrival gives it (default 0.6)")

@@ -1,5 +1,5 @@
 // bench-stencil: the stencil (5-point Jacobi, n = 4096, 200 iterations) on 2 node processes over TCP
-// loopback against the MPI peer on 2 ranks (shared/peers/mpi_jacobi.c, --mca btl tcp,self, the
+// loopback against the MPI peer on 2 ranks (peers/mpi_jacobi.c, --mca btl tcp,self, the
 // textbook MPI_Sendrecv strips), and on 1 node against 1 rank, from the same run (interleaved
 // repetitions, medians). Both print the sum of the interior to 11 digits: they must agree.
 //

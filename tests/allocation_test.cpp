@@ -1,6 +1,6 @@
-// Allocation strategies (seed 002): Paging takes the lowest-numbered idle nodes, Random a seeded
-// sample, MC the cheapest rectangle-and-shells around an idle node; the cluster simulation places
-// jobs with them.
+// Allocation strategies (Mache, "Parallel I/O- and Communication-Sensitive Scheduling on High-Performance Parallel
+// Computers"): Paging takes the lowest-numbered idle nodes, Random a seeded sample, MC the cheapest
+// rectangle-and-shells around an idle node; the cluster simulation places jobs with them.
 #include <dps/cluster/allocation.hpp>
 #include <dps/cluster/backfilling.hpp>
 #include <dps/cluster/contention.hpp>

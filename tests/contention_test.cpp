@@ -1,6 +1,6 @@
-// Meshes, XY routes and seed 002's placement metrics: Mache's Tables 5 and 6 (max_contention and
-// B_NET of five layouts of n compute nodes against n I/O nodes) by route counting, Fig. 37's two
-// layouts, the dispersal worked examples.
+// Meshes, XY routes and the placement metrics of Mache ("Parallel I/O- and Communication-Sensitive Scheduling on
+// High-Performance Parallel Computers"): his Tables 5 and 6 (max_contention and B_NET of five layouts of n compute
+// nodes against n I/O nodes) by route counting, Fig. 37's two layouts, the dispersal worked examples.
 #include <dps/cluster/contention.hpp>
 
 #include <gtest/gtest.h>

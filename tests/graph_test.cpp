@@ -22,7 +22,8 @@ TEST(Graph, AGraphStandsWhereAnOperationStands) {
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<Stateless>("workers", 3);
   auto inner = app.graph(op<Halves>(workers) >> op<AddRange<>>(workers) >> op<SumPartials<>>(workers), "inner");
-  // inner replaces the leaf of an outer split-merge, like seed 004 Fig. 8 replaces an operation.
+  // inner replaces the leaf of an outer split-merge, like the sub-block multiplication of Schaeli, Gerlach & Hersch ("A
+  // simulator for adaptive parallel applications", Fig. 8) replaces an operation.
   auto outer = app.graph(op<Pieces<>>(master) >> inner >> op<SumPartials<>>(master), "outer");
   const Partial p = outer.call(Range{0, 1000}).get();
   EXPECT_EQ(p.sum, triangle(1000));

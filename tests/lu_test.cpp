@@ -109,8 +109,9 @@ TEST_P(LuAgainstLapack, ASingularMatrixIsReportedWithItsZeroPivot) {
 INSTANTIATE_TEST_SUITE_P(RealAndSimulated, LuAgainstLapack, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "Simulated" : "Real"; });
 
-// Partial direct execution without data (seed 004 §7): the kernels are charged, not run, and no
-// matrix is allocated, yet the same graph runs: as many operation steps as with the data.
+// Partial direct execution without data (Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel applications",
+// §7): the kernels are charged, not run, and no matrix is allocated, yet the same graph runs: as many operation steps
+// as with the data.
 TEST(LuSimulated, PartialDirectExecutionWithoutDataRunsTheSameGraph) {
   const auto steps = [](dps::sim::SimOptions options) {
     auto app = application(true, options);
@@ -129,7 +130,7 @@ TEST(LuSimulated, PartialDirectExecutionWithoutDataRunsTheSameGraph) {
   lu::set_kernels(lu::Kernels(lu::KernelTimes{}));
 }
 
-// Copies that make messages are charged too (seed 004 §4: memory operations "explicitly added"):
+// Copies that make messages are charged too (Schaeli et al., §4: memory operations "explicitly added"):
 // with every other kernel free, making each copy 10 ms dearer lengthens the prediction by at least
 // one copy, the panel's on the critical path.
 TEST(LuSimulated, PartialDirectExecutionChargesTheCopiesThatMakeMessages) {

@@ -133,10 +133,10 @@ TEST(Redistribution, EveryElementLandsOnceForEveryPairOfPartCountsUpToEight) {
 }
 
 TEST(Redistribution, ReshapesTwoByTwoToThreeByFourExample) {
-  // ReSHAPE (seed 000 ch. 3): N = 12 blocks of NB = 4 a side, 2×2 processors to 3×4. Superblock R = 6,
-  // C = 4; each message holds the blocks at one position of every superblock: N²/(R·C) = 6 blocks;
-  // each of the 4 sources has R·C/P = 6, one of them to itself: here a copy in the first step, so 5
-  // steps move the other 5, one each.
+  // ReSHAPE (Sudarsan, "ReSHAPE: A Framework for Dynamic Resizing of Parallel Applications", ch. 3): N = 12 blocks of
+  // NB = 4 a side, 2×2 processors to 3×4. Superblock R = 6, C = 4; each message holds the blocks at one position of
+  // every superblock: N²/(R·C) = 6 blocks; each of the 4 sources has R·C/P = 6, one of them to itself: here a copy in
+  // the first step, so 5 steps move the other 5, one each.
   constexpr std::size_t nb = 4, n = 12 * nb;
   const Layout from(Distribution::cyclic(n, nb, 2), Distribution::cyclic(n, nb, 2));
   const Layout to(Distribution::cyclic(n, nb, 3), Distribution::cyclic(n, nb, 4));

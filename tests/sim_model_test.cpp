@@ -103,7 +103,8 @@ TEST(SimModel, EveryBadModelNamesItsField) {
   EXPECT_EQ(error_of("[1, 2]"), "cluster.json: the model must be an object");
 }
 
-// A mesh of routers, one node each (seed 002), instead of the star; what does not fit is one line.
+// A mesh of routers, one node each (Mache, "Parallel I/O- and Communication-Sensitive Scheduling on High-Performance
+// Parallel Computers"), instead of the star; what does not fit is one line.
 TEST(SimModel, AMeshTopologyHoldsOneNodePerRouter) {
   const std::string mesh = ", \"topology\": {\"kind\": \"mesh\", \"width\": 3, \"height\": 2, \"link_bandwidth_MBps\": 380, \"hop_latency_us\": 0.5}";
   std::string text = kGood;
@@ -161,8 +162,8 @@ TEST(SimModel, AMeshPlacesEachNodeOnTheRouterItNames) {
             "cluster.json: network.topology is a 4x4 mesh with 2 nodes placed, but the groups have 6 nodes");
 }
 
-// Groups that name one segment share it (seed 003's random placement: processors of one cluster
-// scattered along the node order).
+// Groups that name one segment share it (the random placement of Weissman ("Scheduling Parallel Computations in a
+// Heterogeneous Environment"): processors of one cluster scattered along the node order).
 TEST(SimModel, GroupsThatNameOneSegmentShareIt) {
   const std::string segments = ", \"topology\": {\"kind\": \"segments\", \"router_latency_us\": 1200, \"router_bandwidth_MBps\": 12.5}";
   std::string text = kGood;
@@ -174,7 +175,7 @@ TEST(SimModel, GroupsThatNameOneSegmentShareIt) {
   EXPECT_EQ(error_of(kGood, {"groups.0.segment=0"}), "cluster.json: groups[0].segment needs the segments topology");
 }
 
-// Weissman's segments, one per node group, and the router between them (seed 003).
+// Weissman's segments, one per node group, and the router between them.
 TEST(SimModel, SegmentsJoinedByARouter) {
   const std::string segments =
       ", \"topology\": {\"kind\": \"segments\", \"bandwidth_MBps\": 1.25, \"router_latency_us\": 1200, \"router_bandwidth_MBps\": 12.5}";

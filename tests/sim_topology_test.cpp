@@ -1,6 +1,7 @@
-// The network topologies in the engine: meshes and tori with XY routes (seed 002: a latency per hop,
-// links shared by the flows crossing them, I/O columns, placed nodes, Fig. 37) and Weissman's segments
-// joined by routers (seed 003), exactly and against recomputing every rate at every event; the tori's
+// The network topologies in the engine: meshes and tori with XY routes (Mache, "Parallel I/O- and
+// Communication-Sensitive Scheduling on High-Performance Parallel Computers": a latency per hop, links
+// shared by the flows crossing them, I/O columns, placed nodes, Fig. 37) and the segments of Weissman
+// ("Scheduling Parallel Computations in a Heterogeneous Environment") joined by routers, exactly and against recomputing every rate at every event; the tori's
 // routes, times and shares also against routes worked out by hand, not by the code's own router.
 #include "sim_reference.hpp"
 
@@ -19,7 +20,7 @@ namespace {
 
 using namespace checks;
 
-// --- meshes (seed 002): XY routes, each link shared by the flows crossing it ---
+// --- meshes (Mache): XY routes, each link shared by the flows crossing it ---
 
 constexpr double kHop = 2e-6;  // s
 
@@ -297,7 +298,7 @@ TEST(SimEngine, FlowsOverATorusEdgeShareItEquallyAndEqualSharingGivesNoLeftovers
   }
 }
 
-// --- segments (seed 003): each cluster's nodes share its segment, a router joins the clusters ---
+// --- segments (Weissman): each cluster's nodes share its segment, a router joins the clusters ---
 
 constexpr double kRouterLatency = 1.2e-3;  // s (Weissman's r1)
 

@@ -1,5 +1,6 @@
-// Traffic jobs (seed 002): jobs whose time is their messages' over the mesh, which all running jobs
-// share; a job ends when its last message arrives.
+// Traffic jobs (Mache, "Parallel I/O- and Communication-Sensitive Scheduling on High-Performance Parallel Computers"):
+// jobs whose time is their messages' over the mesh, which all running jobs share; a job ends when its last message
+// arrives.
 #include <dps/cluster/allocation.hpp>
 #include <dps/cluster/backfilling.hpp>
 #include <dps/cluster/simulation.hpp>
@@ -69,7 +70,7 @@ TEST(Traffic, WritesGoToTheIoColumnAtTheIoNodesBandwidth) {
   EXPECT_EQ(Simulation(lone, fcfs, {.mesh = &mesh}).run().jobs[0].execution(), 0) << "a lone node's own messages go nowhere";
 }
 
-// Seed 002's stream on its 22×16 mesh with 16 I/O nodes west, all writes: hundreds of messages at
+// Mache's stream on his 22×16 mesh with 16 I/O nodes west, all writes: hundreds of messages at
 // once, most of them through the I/O column (debug builds check every flow's share at every event).
 // Every job ends, no sooner than its nodes' writes can, and PLAS keeps the balance that Paging does not.
 TEST(Traffic, AStreamOfWritersOnMachesMesh) {
@@ -101,7 +102,7 @@ TEST(Traffic, NeedsAMeshAndIoNodesForItsWrites) {
   EXPECT_THROW(Simulation(writes, fcfs, {.mesh = &torus, .io_column = true}), std::invalid_argument);
 }
 
-// Seed 002's synthetic stream: exponential sizes of mean 16 (rounded up, at most the cluster), Poisson
+// Mache's synthetic stream: exponential sizes of mean 16 (rounded up, at most the cluster), Poisson
 // arrivals, and every job the stream's messages.
 TEST(Traffic, TheStreamDrawsMachesWorkload) {
   const Workload w = from_json(R"({"nodes": 352, "jobs": [{"kind": "traffic-stream", "jobs": 4000, "mean_arrival_s": 2,

@@ -1,5 +1,6 @@
 // Workloads: the SWF reader on the Parallel Workloads Archive's NASA iPSC/860 trace and on bad lines,
-// the archive's conventions, JSON workload files, seed 001's synthetic mix, and its speedup model.
+// the archive's conventions, JSON workload files, the synthetic mix of Sudarsan, Ribbens & Varadarajan
+// ("Priority-enabled Scheduling for Resizable Parallel Applications", §4), and its speedup model.
 #include <dps/cluster/speedup.hpp>
 #include <dps/cluster/workload.hpp>
 
@@ -188,7 +189,7 @@ TEST(SyntheticSpeedup, FollowsSeedOnesModelAndRemembersWhatItRan) {
   EXPECT_DOUBLE_EQ(job.resize(35, 7), 8.0 * 5) << "below the start size: linear";
   EXPECT_THROW(job.at(100), std::out_of_range);
   EXPECT_THROW(SyntheticSpeedup(4, 1, 1.5), std::invalid_argument);
-  // Seed 001 Fig. 2's path dependence: 400 -> 2000 at once is 125x.
+  // The path dependence of Sudarsan et al.'s Fig. 2: 400 -> 2000 at once is 125x.
   EXPECT_NEAR(SyntheticSpeedup::factor(400, 2000, 0.75), 125, 1e-9);
 }
 

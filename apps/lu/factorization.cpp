@@ -162,9 +162,9 @@ void factor_panel(Column& c, int level) {
                              std::to_string(top + singular) + ") is exactly zero");
 }
 
-// Seed 004's Factor: LU of panel `level` as soon as its column is up to date; then a Panel with
-// L11 for every later column as it becomes up to date, and the pivots for every earlier one (all
-// at the end when not pipelined).
+// The Factor of Schaeli, Gerlach & Hersch ("A simulator for adaptive parallel applications", §5.1): LU of panel `level`
+// as soon as its column is up to date; then a Panel with L11 for every later column as it becomes up to date, and the
+// pivots for every earlier one (all at the end when not pipelined).
 template <bool kPipelined>
 struct Factor : dps::Stream<Ready, Panel, Column> {
   dps::Step execute(Ready first) {
@@ -489,7 +489,7 @@ struct AssembleStripes : dps::Merge<StripeCopy, Factored> {
   }
 };
 
-// Seed 004's graph: Factor >> Solve >> Distribute >> Multiply >> Subtract per level.
+// The graph of Schaeli et al. (§5.1): Factor >> Solve >> Distribute >> Multiply >> Subtract per level.
 template <bool kPipelined>
 dps::Chain<Start, Finished> blocks_segment(const Collections& t, const SegmentPlan& plan) {
   const auto to_solve = [](const Panel& p, std::size_t) { return column_route(p.column); };

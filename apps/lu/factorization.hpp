@@ -1,5 +1,6 @@
-// The flow graph of block LU with partial pivoting (seed 004 §5.1, Fig. 6). The matrix lives in
-// column threads, one r-wide column block each; multiplier threads multiply r×r blocks. Level l:
+// The flow graph of block LU with partial pivoting (Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel
+// applications", §5.1, Fig. 6). The matrix lives in column threads, one r-wide column block each; multiplier threads
+// multiply r×r blocks. Level l:
 //
 //   Factor (stream, column l)        LU of panel l as soon as its column is up to date (step 1), then
 //                                    streams a Panel to every later column as it completes and a
@@ -192,8 +193,8 @@ struct Finished {
 };
 
 enum class Variant : std::uint8_t {
-  Basic,      // seed 004's graph with merge–split barriers
-  Pipelined,  // seed 004 Fig. 6: streams
+  Basic,      // the graph of Schaeli et al. (§5.1) with merge–split barriers
+  Pipelined,  // Schaeli et al., Fig. 6: streams
   Owner,      // each node's columns in one stripe, its trailing update one dgemm per level, pipelined
 };
 const char* name(Variant v);

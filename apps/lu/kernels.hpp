@@ -6,8 +6,9 @@
 //   int singular = k.factor(m, r, panel, n, ipiv);  // 0, or the 1-based column of a zero pivot
 //   k.multiply(r, r, r, a, r, b, r, c, r);           // c = a·b, r×r blocks
 //
-// Copies count too: partial direct execution charges them as a kernel (seed 004 §4: "the running
-// time of time consuming memory operations can be explicitly added"), since they pace the messages.
+// Copies count too: partial direct execution charges them as a kernel (Schaeli, Gerlach & Hersch, "A simulator for
+// adaptive parallel applications", §4: "the running time of time consuming memory operations can be explicitly added"),
+// since they pace the messages.
 #pragma once
 
 #include <cstddef>

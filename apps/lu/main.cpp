@@ -1,10 +1,11 @@
-// lu: block LU factorization with partial pivoting on a DPS flow graph (seed 004 §5), on a cluster
-// of node processes, or simulated (lu-sim). Every run checks its factors, then prints one line of
-// JSON with n, r, variant, nodes, time_s (predicted_s when simulated), gflops and residual.
+// lu: block LU factorization with partial pivoting on a DPS flow graph (Schaeli, Gerlach & Hersch, "A simulator for
+// adaptive parallel applications", §5), on a cluster of node processes, or simulated (lu-sim). Every run checks its
+// factors, then prints one line of JSON with n, r, variant, nodes, time_s (predicted_s when simulated), gflops and
+// residual.
 //
 //   lu --nodes 4 --n 2592 --r 324 --variant pipelined --window 8 --trace traces/lu.dpstrace
-//   lu --nodes 8 --variant basic --column-nodes 4 --remove-after 1:4      # seed 004 Fig. 13
-//   lu --nodes 4 --n 2592 --r 324 --variant pipelined --sub-block 81       # seed 004 Fig. 8
+//   lu --nodes 8 --variant basic --column-nodes 4 --remove-after 1:4      # Schaeli et al., Fig. 13
+//   lu --nodes 4 --n 2592 --r 324 --variant pipelined --sub-block 81       # Schaeli et al., Fig. 8
 //   lu-sim --nodes 8 --model cluster.json --pdexec --noalloc --n 2592 --r 81
 #include "kernel_model.hpp"
 #include "kernels.hpp"
@@ -95,17 +96,18 @@ int main(int argc, char** argv) {
       std::string variant = "owner", remove_after, add_after, matrix = "random", kernels, scale;
       bool no_check = false;
       dps::Cli cli(kProgram,
-                   "Block LU factorization with partial pivoting on a DPS flow graph (seed 004 Fig. 6): column "
+                   "Block LU factorization with partial pivoting on a DPS flow graph (Schaeli, Gerlach & Hersch, "
+                   "A simulator for adaptive parallel applications, Fig. 6): column "
                    "threads hold r-wide column blocks, multiplier threads multiply r x r blocks.");
       cli.option("--n", n, "matrix order (default 2592)")
           .option("--r", r, "block size, dividing n (default: about 8 column blocks per node, 128 to 512 wide; owner: 12, 96 to 512)")
           .option("--variant", variant,
-                  "basic (seed 004: merge-split barriers), pipelined (seed 004 Fig. 6: streams) or owner (each "
+                  "basic (the paper's merge-split barriers), pipelined (its Fig. 6: streams) or owner (each "
                   "column's thread updates it with one dgemm per iteration; default)")
           .option("--window", window, "flow control: at most this many multiplication jobs (owner: panel shares) of a level in flight (default: no limit)")
           .option("--sub-block", sub_block,
                   "S  basic and pipelined: each r x r product by the multiplication threads together, in r x S and "
-                  "S x r pieces (seed 004 Fig. 8; S divides r; default: one thread per product)")
+                  "S x r pieces (the paper's Fig. 8; S divides r; default: one thread per product)")
           .option("--multipliers", multipliers, "multiplication threads (default: one per node)")
           .option("--column-nodes", column_nodes, "place the column threads on the first this many nodes (default: all)")
           .option("--remove-after", remove_after, "I:C  remove C multiplication threads after iteration I")

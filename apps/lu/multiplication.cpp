@@ -1,4 +1,5 @@
-// The block products: one leaf, or seed 004 Fig. 8's parallel sub-block multiplication.
+// The block products: one leaf, or the parallel sub-block multiplication of Schaeli, Gerlach & Hersch ("A simulator for
+// adaptive parallel applications", Fig. 8).
 #include "multiplication.hpp"
 
 #include "kernels.hpp"

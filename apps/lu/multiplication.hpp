@@ -1,6 +1,7 @@
-// The block products of seed 004's LU graph, L21_i·T12_j, on the multiplier threads: either one
-// leaf per r×r product, or seed 004 Fig. 8's parallel sub-block multiplication, which stands where
-// that leaf stands. With sub-blocks of size s, a job's coordinator (the multiplier it reached)
+// The block products of the LU graph of Schaeli, Gerlach & Hersch ("A simulator for adaptive parallel applications",
+// §5), L21_i·T12_j, on the multiplier threads: either one leaf per r×r product, or the paper's parallel sub-block
+// multiplication (Fig. 8), which stands where that leaf stands. With sub-blocks of size s, a job's coordinator (the
+// multiplier it reached)
 //
 //   ScatterColumns (split)      keeps L21, sends T12's r×s column pieces to the multipliers after it
 //   StorePiece (leaf, holder)   stores them

@@ -1,5 +1,4 @@
-// Peer: 2-D 5-point Jacobi, MPI row strips. (Copied unchanged from the project's shared/peers/mpi_jacobi.c,
-// so that the benchmark builds from this repository alone.)
+// Peer: 2-D 5-point Jacobi, MPI row strips.
 // MPI_Sendrecv every iteration (the textbook MPI stencil). Fixed boundary: top row 1.0, others 0.0.
 // Usage: mpi_jacobi N ITERATIONS   -> "n=... iterations=... ranks=... seconds=... mlups=... checksum=..."
 // mlups: million lattice-site updates per second; checksum: sum of the interior after the last iteration.

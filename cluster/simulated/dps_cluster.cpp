@@ -1,8 +1,9 @@
 // dps-cluster: a workload run on a simulated cluster under a scheduler: rigid jobs from an SWF trace
-// of the Parallel Workloads Archive, synthetic malleable jobs (seed 001 §4.1) from a JSON workload.
-// The last line is JSON: jobs, makespan_s, utilization, mean_wait_s, mean_bounded_slowdown, ...
+// of the Parallel Workloads Archive, synthetic malleable jobs (Sudarsan, Ribbens & Varadarajan, "Priority-enabled
+// Scheduling for Resizable Parallel Applications", §4.1) from a JSON workload. The last line is JSON: jobs, makespan_s,
+// utilization, mean_wait_s, mean_bounded_slowdown, ...
 //
-//   dps-cluster --workload shared/data/swf/NASA-iPSC-1993-3.1-cln.swf.gz --scheduler easy
+//   dps-cluster --workload data/swf/NASA-iPSC-1993-3.1-cln.swf.gz --scheduler easy
 //   dps-cluster --workload mix.json --scheduler conservative --jobs jobs.csv
 #include <dps/cli.hpp>
 #include <dps/cluster/schedulers.hpp>

@@ -1,6 +1,7 @@
-// dps-place: where an allocation strategy puts an application's nodes on a mesh (seed 002), as the
-// router list a mesh model's "routers" takes, so that a simulated run is placed by a strategy.
-// Prints one line: [r0, r1, ...], node v on router r_v (y * width + x).
+// dps-place: where an allocation strategy puts an application's nodes on a mesh (Mache, "Parallel I/O- and
+// Communication-Sensitive Scheduling on High-Performance Parallel Computers"), as the router list a mesh model's
+// "routers" takes, so that a simulated run is placed by a strategy. Prints one line: [r0, r1, ...], node v on router
+// r_v (y * width + x).
 //
 //   lu-sim --model mesh.json --set "network.topology.routers=$(dps-place --mesh 16x16 --nodes 16 --allocation mc)"
 //   dps-place --mesh 16x16 --nodes 16 --allocation mc --busy 0,1,2,3,16,17   # around another job's nodes

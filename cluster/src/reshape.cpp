@@ -1,5 +1,5 @@
-// ReSHAPE's scenarios: one resize() that follows seed 000 §4.2.2's steps, parameterized by the
-// allocation and harvesting strategies and by priorities.
+// ReSHAPE's scenarios: one resize() that follows the steps of Sudarsan ("ReSHAPE: A Framework for Dynamic Resizing of
+// Parallel Applications", §4.2.2), parameterized by the allocation and harvesting strategies and by priorities.
 #include "dps/cluster/reshape.hpp"
 
 #include "dps/cluster/backfilling.hpp"

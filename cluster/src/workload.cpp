@@ -1,4 +1,5 @@
-// Workloads from SWF traces and JSON files, and seed 001's synthetic mix.
+// Workloads from SWF traces and JSON files, and the synthetic mix of Sudarsan, Ribbens & Varadarajan ("Priority-enabled
+// Scheduling for Resizable Parallel Applications", §4).
 #include "dps/cluster/workload.hpp"
 
 #include "draws.hpp"
@@ -131,7 +132,7 @@ std::uint16_t class_named(Workload& w, Entry& e, const std::string& name) {
   e.fail("no class '" + name + "' (\"classes\" names them)");
 }
 
-// One entry of "jobs": `count` copies of a job, or seed 001's mix.
+// One entry of "jobs": `count` copies of a job, or the mix of Sudarsan et al.
 void add_jobs(Workload& w, Entry e, std::uint64_t seed) {
   const std::string kind = e.text("kind", "");
   if (kind == "reshape-mix") {

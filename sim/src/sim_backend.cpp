@@ -1,5 +1,6 @@
 // SimBackend: DPS threads as simulated strands, their atomic steps as computations on virtual nodes,
-// their envelopes as transfers, all released when the step that produced them ends (seed 004 Fig. 5).
+// their envelopes as transfers, all released when the step that produced them ends (Schaeli, Gerlach & Hersch, "A
+// simulator for adaptive parallel applications", Fig. 5).
 #include "dps/sim/sim_backend.hpp"
 
 #include "dps/job_link.hpp"

@@ -1,6 +1,7 @@
 // Statistics of one simulated application: its counts, the nodes it holds and which of them are
 // allocated (host a thread; node 0 always), its phases, and the utilization and dynamic efficiency
-// (useful computation / (allocated cores x time), seed 004 §5.4) derived from the engine's timelines.
+// (useful computation / (allocated cores x time), Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel
+// applications", §5.4) derived from the engine's timelines.
 #pragma once
 
 #include "dps/envelope.hpp"

@@ -1,5 +1,6 @@
-// calibrate: measures a real cluster and writes the simulator's model of it (seed 004 §4). It is a DPS
-// application: run it on the nodes to model, as any application runs.
+// calibrate: measures a real cluster and writes the simulator's model of it (Schaeli, Gerlach & Hersch, "A simulator
+// for adaptive parallel applications", §4). It is a DPS application: run it on the nodes to model, as any application
+// runs.
 //
 //   calibrate --hostfile hosts --out cluster.json     # then: app-sim --model cluster.json
 //   calibrate --nodes 4 --out local.json              # processes on this machine

@@ -1,12 +1,12 @@
-// dps::compute: run a computation, or, under partial direct execution (seed 004 §4, §7), only charge
-// its estimated duration to the simulated clock.
+// dps::compute: run a computation, or, under partial direct execution (Schaeli, Gerlach & Hersch, "A simulator for
+// adaptive parallel applications", §4, §7), only charge its estimated duration to the simulated clock.
 //
 //   dps::compute(std::chrono::microseconds(850), [&] { dgemm(a, b, c); });   // real: runs dgemm
 //   double x = dps::compute(2e-3, [&] { return norm(v); });                  // PDEXEC: returns 0.0
 //
 // When the function is skipped its result is value-initialized, so use it only where the flow of the
 // application does not depend on the values (the simulator only needs the flow). A simulator that
-// measures then reuses (seed 004 §7) times the first calls of each call site with each estimate and
+// measures then reuses (Schaeli et al., §7) times the first calls of each call site with each estimate and
 // charges their mean for the later ones.
 //
 // Where the flow does depend on the values (a bound that prunes a search), the computation runs for

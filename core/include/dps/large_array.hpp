@@ -4,9 +4,10 @@
 //   Block b{dps::LargeArray<double>(r * r)};          // r*r doubles, or none at all under NOALLOC
 //   if (b.a.allocated()) kernel(b.a.data());          // real runs always allocate
 //
-// A simulation in NOALLOC mode (seed 004 §4, §7) constructs these without memory; transfers are still
-// sized by size() * sizeof(T), through dps::wire_size. Copies are deep; moves are free. Received in a
-// large frame, the array takes the frame's buffer over instead of copying its elements out of it.
+// A simulation in NOALLOC mode (Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel applications", §4, §7)
+// constructs these without memory; transfers are still sized by size() * sizeof(T), through dps::wire_size. Copies are
+// deep; moves are free. Received in a large frame, the array takes the frame's buffer over instead of copying its
+// elements out of it.
 #pragma once
 
 #include "dps/detail/context.hpp"

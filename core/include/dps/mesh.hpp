@@ -1,7 +1,8 @@
 // Mesh: a 2-D mesh (or torus) of width × height nodes, node y·width + x at (x, y), with two
 // unidirectional links between neighbours and deterministic dimension-ordered routing: X first,
-// then Y (seed 002). On a torus a dimension is crossed the shorter way round, east or north on a tie.
-// What the network model of a mesh routes over, and what placement metrics count links on.
+// then Y (Mache, "Parallel I/O- and Communication-Sensitive Scheduling on High-Performance Parallel Computers"). On a
+// torus a dimension is crossed the shorter way round, east or north on a tie. What the network model of a mesh routes
+// over, and what placement metrics count links on.
 //
 //   dps::Mesh mesh(16, 16);
 //   std::vector<dps::Mesh::Link> hops;

@@ -1,4 +1,5 @@
-// The four operation types of a flow graph (seed 004 §2). Derive from one, give it an `execute`.
+// The four operation types of a flow graph (Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel
+// applications", §2). Derive from one, give it an `execute`.
 //
 //   struct Cut : dps::Split<Range, Range, Master> {            // one input, any number of outputs
 //     dps::Step execute(Range r) {

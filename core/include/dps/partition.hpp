@@ -1,5 +1,5 @@
-// Heterogeneous partitioning (Weissman 1995, seed 003): how many units of work (rows, blocks) each
-// part gets so that all parts finish an iteration together.
+// Heterogeneous partitioning (Weissman, "Scheduling Parallel Computations in a Heterogeneous Environment"): how many
+// units of work (rows, blocks) each part gets so that all parts finish an iteration together.
 //
 //   auto rows = dps::partition_by_speed(1024, {1.0, 1.0, 0.3});   // A_i = N·w_i / Σw
 //   auto rows = dps::partition_by_cost(1024, fixed, per_unit);     // x_i + y_i·A_i equal for every i

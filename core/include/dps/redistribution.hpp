@@ -1,8 +1,8 @@
 // Redistribution: move a distributed 2-D array from one layout to another over the threads of a
-// collection (ReSHAPE, seed 000 ch. 3), as a flow graph: traced, simulated (a prediction's resize cost
-// comes from its own transfers) and safe under malleability. Part p of either layout is held by the
-// thread at index p, so the old and the new set of threads overlap: to grow, add threads and
-// redistribute; to shrink, redistribute and remove the threads past the new layout's parts.
+// collection (ReSHAPE: Sudarsan, "ReSHAPE: A Framework for Dynamic Resizing of Parallel Applications", ch. 3), as a
+// flow graph: traced, simulated (a prediction's resize cost comes from its own transfers) and safe under malleability.
+// Part p of either layout is held by the thread at index p, so the old and the new set of threads overlap: to grow, add
+// threads and redistribute; to shrink, redistribute and remove the threads past the new layout's parts.
 //
 //   struct Block { dps::Part<double> grid;  template <class A> void serialize(A& a) { a(grid); } };
 //   auto blocks = app.threads<Block>("blocks", 4);

@@ -1,7 +1,7 @@
-// Resize points and the policies that answer them (ReSHAPE, seed 000 ch. 2). An iterative application
-// reaches a resize point between iterations, reports how it runs, and gets back the number of threads
-// to continue with (the same: keep). A job alone asks ReSHAPE's rule; the cluster simulator answers
-// the same call for every job it runs.
+// Resize points and the policies that answer them (ReSHAPE: Sudarsan, "ReSHAPE: A Framework for Dynamic Resizing of
+// Parallel Applications", ch. 2). An iterative application reaches a resize point between iterations, reports how it
+// runs, and gets back the number of threads to continue with (the same: keep). A job alone asks ReSHAPE's rule; the
+// cluster simulator answers the same call for every job it runs.
 //
 //   dps::ReshapePolicy policy(dps::ReshapePolicy::Topology::NearlySquare, 64);
 //   std::size_t next = policy.decide({.iteration = 10, .size = 4, .iteration_seconds = 0.8});

@@ -20,7 +20,8 @@
 
 namespace dps {
 
-// One atomic step: an operation ran without suspending (seed 004 §3).
+// One atomic step: an operation ran without suspending (Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel
+// applications", §3).
 struct StepEvent {
   NodeId node;
   std::uint64_t thread;         // thread uid, unique in the application

@@ -1,7 +1,7 @@
-// Star: the full-duplex star of seed 004 §4. Each node has an outgoing and an incoming link to one
-// switch, of the model's bandwidth; a transfer crosses its source's outgoing and its destination's
-// incoming link. How the flows on a link share it is the rule of a subclass, each in its own file:
-// StarEqual (star_equal.cpp: each of n flows gets bandwidth / n, seed 004) and StarMaxMin
+// Star: the full-duplex star of Schaeli, Gerlach & Hersch ("A simulator for adaptive parallel applications", §4). Each
+// node has an outgoing and an incoming link to one switch, of the model's bandwidth; a transfer crosses its source's
+// outgoing and its destination's incoming link. How the flows on a link share it is the rule of a subclass, each in its
+// own file: StarEqual (star_equal.cpp: each of n flows gets bandwidth / n, as in the paper) and StarMaxMin
 // (star_maxmin.cpp: max-min fairness by progressive filling, as SimGrid).
 //
 // Flows are bound to their bottleneck link (bound_links.hpp); only the flows whose bottleneck moves

@@ -1,5 +1,5 @@
-// The star's equal sharing (seed 004 §4): each of a link's n flows gets bandwidth / n; a flow goes at
-// the smaller of its two shares (ties: its outgoing link).
+// The star's equal sharing (Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel applications", §4): each of a
+// link's n flows gets bandwidth / n; a flow goes at the smaller of its two shares (ties: its outgoing link).
 #include "star.hpp"
 
 namespace dps::sim::network {

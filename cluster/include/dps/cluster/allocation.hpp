@@ -1,6 +1,6 @@
-// Allocator: which idle nodes a job gets when it starts or grows (seed 002, Mache). The cluster asks
-// it every time. Contiguous strategies give a job's start one rectangle of the mesh, and may refuse
-// while enough nodes are idle (fits()); the others never refuse:
+// Allocator: which idle nodes a job gets when it starts or grows (Mache, "Parallel I/O- and Communication-Sensitive
+// Scheduling on High-Performance Parallel Computers"). The cluster asks it every time. Contiguous strategies give a
+// job's start one rectangle of the mesh, and may refuse while enough nodes are idle (fits()); the others never refuse:
 //   - FirstFit and BestFit (contiguous): the request's rectangle, w = ⌈√count⌉ by h = ⌈count / w⌉ in
 //     either orientation, or whole columns or rows when neither fits the mesh; its first `count`
 //     nodes row by row. First Fit takes the first idle rectangle by its lower-left corner, row by
@@ -18,9 +18,9 @@
 //     shell by shell (shorter sides, longer sides, corners); the cheapest by Σ shell numbers wins.
 //     A growth takes the shells around the rectangle that bounds the nodes the job holds;
 //     MC Elongated is MC whose shell 0 is ⌊count / height⌋ full columns (at least one): it fills whole
-//     columns, for balance towards I/O nodes in a west column (seed 002, Fig. 59; inside each shell
+//     columns, for balance towards I/O nodes in a west column (Mache, Fig. 59; inside each shell
 //     MC's order, as in the results the dissertation reports);
-//   - Plas (seed 002, Fig. 52): for I/O nodes in a column west of the mesh, each node taken on the
+//   - Plas (Mache, Fig. 52): for I/O nodes in a column west of the mesh, each node taken on the
 //     side of the middle I/O link (rows below height / 2, or the others) that the running jobs use
 //     less, column by column from the west, middle-out: the system balance stays within one node.
 //     A growth takes, on the side the balance picks, the idle node nearest the nodes the job holds.

@@ -1,6 +1,6 @@
-// What a placement does to a 2-D mesh (seed 002, Mache): link contention, the number of distinct
-// sender–receiver pairs whose XY routes cross a link, its maximum and hotspot; the I/O bandwidth
-// the network allows; and how dispersed a job's nodes are.
+// What a placement does to a 2-D mesh (Mache, "Parallel I/O- and Communication-Sensitive Scheduling on High-Performance
+// Parallel Computers"): link contention, the number of distinct sender–receiver pairs whose XY routes cross a link, its
+// maximum and hotspot; the I/O bandwidth the network allows; and how dispersed a job's nodes are.
 //
 //   dps::Mesh mesh(17, 16);                          // I/O nodes in column 0, compute nodes east
 //   std::vector<std::pair<dps::Mesh::Node, dps::Mesh::Node>> pairs = ...;  // who sends to whom
@@ -31,10 +31,10 @@ struct Contention {
 Contention link_contention(const Mesh& mesh, std::vector<std::pair<Mesh::Node, Mesh::Node>> pairs);
 
 // B_NET: what m I/O nodes and n compute nodes can move through links of `link_bandwidth` when the
-// hotspot carries `max_contention` pairs (seed 002: m·n·B_l / max_contention).
+// hotspot carries `max_contention` pairs (Mache: m·n·B_l / max_contention).
 double network_bandwidth(std::size_t m, std::size_t n, double link_bandwidth, std::uint32_t max_contention);
 
-// How spread out a job's nodes are (seed 002's dispersal metrics).
+// How spread out a job's nodes are (Mache's dispersal metrics).
 struct Dispersal {
   std::size_t nodes_affected = 0;   // the area of the nodes' bounding rectangle
   std::size_t links_affected = 0;   // (max_x − min_x) · rows used + (max_y − min_y) · columns used
@@ -49,7 +49,7 @@ Dispersal dispersal(const Mesh& mesh, const std::vector<Mesh::Node>& nodes);
 // The contention of a job's own messages: every node of it sends to every other.
 Contention all_to_all_contention(const Mesh& mesh, const std::vector<Mesh::Node>& nodes);
 
-// A column of I/O nodes on the west edge of a mesh of compute nodes (seed 002, ch. VII: 16 I/O nodes
+// A column of I/O nodes on the west edge of a mesh of compute nodes (Mache, ch. VII: 16 I/O nodes
 // west of a 22 × 16 mesh): in the (width + 1) × height mesh that holds both, compute node v sits at
 // (v mod width + 1, v / width) and I/O node t at (0, t).
 class IoColumn {
@@ -65,7 +65,7 @@ class IoColumn {
   }
 
   // The nodes above the middle I/O link (rows height / 2 and up) minus those below: a job's balance,
-  // or the system's for all running jobs' nodes (seed 002, ch. VII).
+  // or the system's for all running jobs' nodes (Mache, ch. VII).
   long balance(const std::vector<Mesh::Node>& nodes) const;
   // The contention of their write traffic (on whole()): every one of `nodes` sends to every I/O node.
   Contention write_contention(const std::vector<Mesh::Node>& nodes) const;

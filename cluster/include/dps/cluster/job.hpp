@@ -1,11 +1,13 @@
-// Job: one job of a simulated cluster's workload (seeds 000, 001, 002). Four kinds:
+// Job: one job of a simulated cluster's workload (Sudarsan, "ReSHAPE: A Framework for Dynamic Resizing of Parallel
+// Applications"; Sudarsan, Ribbens & Varadarajan, "Priority-enabled Scheduling for Resizable Parallel Applications";
+// Mache, "Parallel I/O- and Communication-Sensitive Scheduling on High-Performance Parallel Computers"). Four kinds:
 //   - rigid: holds `size` nodes for `runtime` seconds (a line of an SWF trace);
-//   - malleable: a synthetic iterative job (seed 001 §4.1): `iterations` iterations, each taking
+//   - malleable: a synthetic iterative job (Sudarsan et al., §4.1): `iterations` iterations, each taking
 //     `iteration_s` at its start size and as the speedup model says at others, with a resize point
 //     after every iteration;
 //   - application: a real DPS program (`command`, built against dps::sim) run by partial direct
 //     execution on the nodes the scheduler gives it;
-//   - traffic: seed 002's communication job, which computes nothing: each of its nodes sends
+//   - traffic: Mache's communication job, which computes nothing: each of its nodes sends
 //     `messages` messages of `message_bytes`, one after another, a share `io_share` of them to I/O
 //     nodes, the others to its own nodes; it ends when the last arrives. Its messages cross the
 //     simulation's mesh, whose links all running jobs share, so its time depends on where it and
@@ -55,7 +57,7 @@ struct Job {
   ProcessorTopology topology = ProcessorTopology::Arbitrary;
   std::size_t step = 1;    // Arbitrary topology: nodes per growth
   bool resizable = true;   // false: runs at `size` throughout (a static job)
-  double redistribution_s = 0;  // charged at every resize (seed 001's experiments: none)
+  double redistribution_s = 0;  // charged at every resize (Sudarsan et al.'s experiments: none)
 
   // application
   std::vector<std::string> command{};
@@ -66,7 +68,7 @@ struct Job {
   double io_share = 0;      // 0 to 1
 };
 
-// A user class and its priority (seed 001 §3.1: added to the aging priority; gold < platinum).
+// A user class and its priority (Sudarsan et al., §3.1: added to the aging priority; gold < platinum).
 struct JobClass {
   std::string name;
   double priority = 0;

@@ -1,7 +1,7 @@
-// Profile: ReSHAPE's performance profiler for one job (seed 000 ch. 2 and 4): the iteration time it
-// reported at each size, the configurations it grew through (it may shrink only back along them),
-// whether its last growth paid, its sweet spot, and its expand potential: the slope of a fit over
-// its last `window` sizes (a line through two, a quadratic through three or more), made
+// Profile: ReSHAPE's performance profiler for one job (Sudarsan, "ReSHAPE: A Framework for Dynamic Resizing of Parallel
+// Applications", ch. 2 and 4): the iteration time it reported at each size, the configurations it grew through (it may
+// shrink only back along them), whether its last growth paid, its sweet spot, and its expand potential: the slope of a
+// fit over its last `window` sizes (a line through two, a quadratic through three or more), made
 // dimensionless as an elasticity, −dT/dP · P/T at its size: 1 is linear speedup, 0 no gain.
 //
 //   dps::cluster::Profile p(35);

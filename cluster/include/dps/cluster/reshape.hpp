@@ -1,6 +1,7 @@
-// ReshapeScheduler: ReSHAPE's resizing scheduler (seed 000 ch. 4, seed 001 §3). The queue is
-// backfilled with EASY; at every resize point a scenario decides whether the job shrinks, grows or
-// keeps its size, from its performance profile (profiler.hpp) and the others':
+// ReshapeScheduler: ReSHAPE's resizing scheduler (Sudarsan, "ReSHAPE: A Framework for Dynamic Resizing of Parallel
+// Applications", ch. 4; Sudarsan, Ribbens & Varadarajan, "Priority-enabled Scheduling for Resizable Parallel
+// Applications", §3). The queue is backfilled with EASY; at every resize point a scenario decides whether the job
+// shrinks, grows or keeps its size, from its performance profile (profiler.hpp) and the others':
 //   - an allocation strategy says who may grow into idle nodes: Max-benefit (by expand potential,
 //     leaving idle nodes to jobs of higher potential, or priority, that reach a resize point first),
 //     FCFS-expand (in the order they reach resize points), Uniform-expand (only when every running
@@ -38,7 +39,7 @@ struct ReshapeOptions {
   bool priority = false;
   double threshold = 0.2;  // the expand potential a job needs to grow (once it has one)
   std::size_t window = 3;  // sizes the potential's fit goes through
-  // Aging priority of a queued job (Moab, seed 001 §3.1): qfactor_weight · (1 + wait /
+  // Aging priority of a queued job (Moab, as Sudarsan et al., §3.1, use it): qfactor_weight · (1 + wait /
   // max(qfactor_limit, walltime)) + queue_time_weight · wait + nnodes_weight · size + user priority.
   double qfactor_weight = 1, qfactor_limit = 1, queue_time_weight = 0, nnodes_weight = 0;
 };
@@ -47,7 +48,7 @@ class ReshapeScheduler final : public Scheduler {
  public:
   ReshapeScheduler(std::string name, ReshapeOptions options) : name_(std::move(name)), options_(options) {}
 
-  // The scenarios of seed 000 ch. 4 and seed 001: pba-q, fair-q, fcfs-li-q, greedy-r, fair-r,
+  // The scenarios of Sudarsan (ch. 4) and Sudarsan et al.: pba-q, fair-q, fcfs-li-q, greedy-r, fair-r,
   // pba-pr, fcfs-pr, max-b-pr; the scenario sets the strategies and priority, `tuning` the rest.
   // Throws std::invalid_argument naming them for any other name.
   static std::unique_ptr<ReshapeScheduler> scenario(const std::string& name, ReshapeOptions tuning = {});

@@ -1,5 +1,6 @@
-// Results: what a cluster simulation reports, per job and for the run (the figures of seed 001 §4:
-// utilization, completion, execution and wait times; and bounded slowdown).
+// Results: what a cluster simulation reports, per job and for the run (the figures of Sudarsan, Ribbens & Varadarajan,
+// "Priority-enabled Scheduling for Resizable Parallel Applications", §4: utilization, completion, execution and wait
+// times; and bounded slowdown).
 //
 //   dps::cluster::Results r = simulation.run();
 //   std::cout << r.json() << "\n";   // {"scheduler": "easy", "jobs": 18239, "makespan_s": ..., ...}
@@ -47,11 +48,12 @@ struct Results {
   // nodes times that span, and the means. Bounded slowdown: max(1, completion / max(execution, tau)).
   double makespan_s = 0, utilization = 0;
   double mean_wait_s = 0, mean_completion_s = 0, mean_execution_s = 0, mean_bounded_slowdown = 0;
-  // On a mesh: the jobs' mean dispersal at their start (seed 002: lower is less contention).
+  // On a mesh: the jobs' mean dispersal at their start (Mache, "Parallel I/O- and Communication-Sensitive Scheduling on
+  // High-Performance Parallel Computers": lower is less contention).
   bool on_mesh = false;
   double mean_average_distance = 0, mean_nodes_affected = 0, mean_links_affected = 0, mean_max_contention = 0;
   // With I/O nodes west of the mesh, over the jobs' starts: the mean |system balance| (the balance
-  // factor) and the mean max_contention of every busy node writing to every I/O node (seed 002, Table 8).
+  // factor) and the mean max_contention of every busy node writing to every I/O node (Mache, Table 8).
   bool io_column = false;
   double balance_factor = 0, mean_io_contention = 0;
   std::vector<std::string> class_names;  // the workload's, Job::klass indexes them

@@ -1,9 +1,10 @@
-// SyntheticSpeedup: the iteration time of a synthetic malleable job at each size (seed 001 §4.1):
+// SyntheticSpeedup: the iteration time of a synthetic malleable job at each size (Sudarsan, Ribbens & Varadarajan,
+// "Priority-enabled Scheduling for Resizable Parallel Applications", §4.1):
 //   factor = (P2/P1)^(alpha·(P2 − P1)/P1),  R(P2) = R(P1) / factor,  0 < alpha <= 1.
 // The model is path dependent (400 -> 2000 in one step is 125× faster at alpha 0.75, in steps of 20
 // about 1.03×), so a size's time is computed once, from the size the job grew from when it first
 // reached it, and remembered: a job that shrinks back finds the time it had there (what ReSHAPE's
-// profiler measured), and growing in the topology's steps gives the diminishing returns of seed 001
+// profiler measured), and growing in the topology's steps gives the diminishing returns of the paper's
 // Fig. 2. Below the start size, which ReSHAPE never asks for, the time grows linearly (R·P0/P).
 //
 //   dps::cluster::SyntheticSpeedup job(35, 8.0, 0.8);

@@ -29,10 +29,11 @@ struct Workload {
   std::size_t unusable = 0;       // SWF jobs with neither a size nor a run time known
 };
 
-// Seed 001 §4's synthetic mix of malleable jobs: thirds of small, medium and large jobs (35, 81, 136
-// nodes, or 32, 64, 128 for power-of-2 ones; walltime 156, 240, 324 s; 8, 20, 32 s per iteration),
-// 7 iterations, topologies 60 % arbitrary (steps of 10), 30 % nearly-square, 10 % power-of-2,
-// Poisson arrivals. `scale` multiplies the sizes (for clusters larger than the paper's 400 nodes).
+// The synthetic mix of malleable jobs of Sudarsan, Ribbens & Varadarajan ("Priority-enabled Scheduling for Resizable
+// Parallel Applications", §4): thirds of small, medium and large jobs (35, 81, 136 nodes, or 32, 64, 128 for
+// power-of-2 ones; walltime 156, 240, 324 s; 8, 20, 32 s per iteration), 7 iterations, topologies 60 % arbitrary (steps
+// of 10), 30 % nearly-square, 10 % power-of-2, Poisson arrivals. `scale` multiplies the sizes (for clusters larger than
+// the paper's 400 nodes).
 struct ReshapeMix {
   std::size_t jobs = 120;
   double resizable = 1;       // share of the jobs that may be resized (the rest are static)
@@ -45,8 +46,9 @@ struct ReshapeMix {
 };
 std::vector<Job> reshape_mix(const ReshapeMix& mix, std::uint16_t gold, std::uint16_t platinum);
 
-// Seed 002's synthetic stream of traffic jobs: sizes exponential (mean 16, at most the cluster's
-// nodes), Poisson arrivals; every job sends the same messages, with the same I/O share.
+// The synthetic stream of traffic jobs of Mache ("Parallel I/O- and Communication-Sensitive Scheduling on
+// High-Performance Parallel Computers"): sizes exponential (mean 16, at most the cluster's nodes), Poisson arrivals;
+// every job sends the same messages, with the same I/O share.
 struct TrafficStream {
   std::size_t jobs = 1000;
   double mean_size = 16;

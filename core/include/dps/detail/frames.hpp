@@ -1,4 +1,5 @@
-// The split-frame protocol's records (seed 004 §2: a merge gets exactly the objects of its split).
+// The split-frame protocol's records (Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel applications", §2:
+// a merge gets exactly the objects of its split).
 //
 // The thread that runs a split (or stream) is the *home* of the frame it opens: it counts the posted
 // objects, holds the flow-control credit and decides which thread owns the matching merge instance.

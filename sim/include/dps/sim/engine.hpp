@@ -1,6 +1,7 @@
 // Engine: the simulated cluster's clock and resources, one event loop on one OS thread. It knows
 // nothing of DPS: it runs computations on virtual nodes and transfers between them, and tells a
-// Listener when each one ends. Resources are shared as they are in the model (seed 004 §4):
+// Listener when each one ends. Resources are shared as they are in the model (Schaeli, Gerlach & Hersch, "A simulator
+// for adaptive parallel applications", §4):
 //   - a node's running computations share its cores, minus what its transfers use
 //     (cpu_per_send / cpu_per_receive of a core each), at the node's speed; nodes on one host share
 //     its cores, and a host under a CPU quota stops once it has used its period's share; a

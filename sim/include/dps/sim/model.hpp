@@ -1,7 +1,8 @@
 // ClusterModel: the simulated cluster, read from a JSON file (which `calibrate` writes from
 // measurements). Nodes come in groups that may differ (heterogeneous clusters); the network is a
 // full-duplex star: a transfer of s bytes takes latency + s / bandwidth, each node's outgoing and
-// incoming bandwidth shared among its concurrent transfers (seed 004 §4).
+// incoming bandwidth shared among its concurrent transfers (Schaeli, Gerlach & Hersch, "A simulator for adaptive
+// parallel applications", §4).
 //
 //   {
 //     "groups":  [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0 },
@@ -20,7 +21,8 @@
 // ("io_column": true adds a column of `height` I/O nodes on the west edge, the model's last nodes;
 // "routers": [..] places node v on router routers[v], some routers empty; a group's "bandwidth_MBps"
 // gives its nodes' links a bandwidth of their own: Mache's 64 MB/s I/O nodes)
-// or for segments, one per node group, joined by a router (seed 003: r1 = 1.2 ms, r2 = 0.08 µs/byte):
+// or for segments, one per node group, joined by a router (Weissman, "Scheduling Parallel Computations in a
+// Heterogeneous Environment": r1 = 1.2 ms, r2 = 0.08 µs/byte):
 //     "network": { ..., "topology": { "kind": "segments", "bandwidth_MBps": 1.25,
 //                                      "router_latency_us": 1200, "router_bandwidth_MBps": 12.5 } }
 //
@@ -46,7 +48,7 @@ class ModelError : public std::runtime_error {
 };
 
 enum class Sharing {
-  Equal,   // each of a link's n transfers gets bandwidth / n (seed 004 §4)
+  Equal,   // each of a link's n transfers gets bandwidth / n (Schaeli et al., §4)
   MaxMin,  // max-min fairness by progressive filling (what SimGrid does)
 };
 
@@ -68,15 +70,16 @@ struct NodeGroup {
 };
 
 enum class Topology {
-  Star,  // every node linked to one switch (seed 004 §4)
-  Mesh,      // a 2-D mesh (or torus) of routers, one node each, XY routes (seed 002)
-  Segments,  // each node group shares one segment; segments joined by a router (seed 003)
+  Star,  // every node linked to one switch (Schaeli et al., §4)
+  Mesh,      // a 2-D mesh (or torus) of routers, one node each, XY routes (Mache)
+  Segments,  // each node group shares one segment; segments joined by a router (Weissman)
 };
 
 // A mesh topology: node v at router (v mod width, v / width); each link between neighbouring routers
 // carries `link_bandwidth` each way (0: the nodes' bandwidth), and each hop adds `hop_latency`.
-// With an I/O column (seed 002, ch. VII), the routers are (width + 1) × height: node v < width · height
-// at (v mod width + 1, v / width), and the `height` nodes after them, the I/O nodes, at (0, v − width · height).
+// With an I/O column (Mache, "Parallel I/O- and Communication-Sensitive Scheduling on High-Performance Parallel
+// Computers", ch. VII), the routers are (width + 1) × height: node v < width · height at (v mod width + 1, v / width),
+// and the `height` nodes after them, the I/O nodes, at (0, v − width · height).
 struct MeshShape {
   int width = 0, height = 0;
   bool torus = false;
@@ -111,7 +114,7 @@ struct NetworkModel {
   double cpu_per_send = 0.0;     // fraction of a core used by each concurrent outgoing transfer
   double cpu_per_receive = 0.0;  // ... and by each concurrent incoming one
   // true: those fractions are per direction of a node's link in use, however many transfers share
-  // it (the CPU follows the bytes, as with TCP); false: per transfer (seed 004 §4).
+  // it (the CPU follows the bytes, as with TCP); false: per transfer (Schaeli et al., §4).
   bool cpu_per_link = false;
   double header_bytes = 0.0;     // added to every message between nodes
   // true: one connection per node pair, as TCP: a message waits for the one before it on its pair

@@ -1,7 +1,7 @@
-// SimBackend: runs a DPS application inside a simulated cluster (seed 004 §3-4). The application's
-// code is unchanged: its operations run for real, one atomic step at a time, on the OS thread that
-// waits for a result; each step takes simulated time on its virtual node (its thread CPU time scaled
-// by the node's speed, or what dps::compute charged), and what it sent leaves when it ends.
+// SimBackend: runs a DPS application inside a simulated cluster (Schaeli, Gerlach & Hersch, "A simulator for adaptive
+// parallel applications", §3-4). The application's code is unchanged: its operations run for real, one atomic step at a
+// time, on the OS thread that waits for a result; each step takes simulated time on its virtual node (its thread CPU
+// time scaled by the node's speed, or what dps::compute charged), and what it sent leaves when it ends.
 //
 //   auto backend = std::make_unique<dps::sim::SimBackend>(dps::sim::ClusterModel::load("cluster.json"),
 //                                                         dps::sim::SimOptions{.pdexec = true, .nodes = 8});

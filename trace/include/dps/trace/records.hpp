@@ -18,7 +18,8 @@ namespace dps::trace {
 
 using NameId = std::uint32_t;
 
-// One atomic step of an operation on a thread (seed 004 §3).
+// One atomic step of an operation on a thread (Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel
+// applications", §3).
 struct Step {
   std::uint32_t node = 0;
   std::uint64_t thread = 0;  // unique in the application

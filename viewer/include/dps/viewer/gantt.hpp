@@ -1,7 +1,7 @@
-// Gantt: the Gantt chart of a trace as seed 004 Fig. 14 draws it — one row per DPS thread, grouped
-// by node — at any zoom. Steps narrower than a pixel are merged into one mark per pixel column, found
-// by a search forward from the column before, so a row draws in time proportional to its pixels,
-// not its steps (10^6 steps in milliseconds); phases are shaded, thread changes marked.
+// Gantt: the Gantt chart of a trace as Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel applications",
+// Fig. 14, draws it — one row per DPS thread, grouped by node — at any zoom. Steps narrower than a pixel are merged
+// into one mark per pixel column, found by a search forward from the column before, so a row draws in time proportional
+// to its pixels, not its steps (10^6 steps in milliseconds); phases are shaded, thread changes marked.
 //
 //   const dps::trace::Trace t = dps::trace::read("run.dpstrace");
 //   dps::viewer::Gantt gantt(t);

@@ -44,8 +44,9 @@ struct SimulationOptions {
   // balance factor and the contention of writes to them.
   bool io_column = false;
   // Traffic jobs' messages cross the mesh's links (and its I/O column's), XY routed, shared by all
-  // running jobs (seed 002's Intel TFLOPS: 380 MB/s a direction), by default equally: a fair share
-  // per link, the fluid model of Mache's contention counts.
+  // running jobs (the Intel TFLOPS in Mache, "Parallel I/O- and Communication-Sensitive Scheduling on High-Performance
+  // Parallel Computers": 380 MB/s a direction), by default equally: a fair share per link, the fluid model of Mache's
+  // contention counts.
   double link_bandwidth = 380e6;  // bytes per second
   double hop_latency = 100e-9;    // seconds
   double io_bandwidth = 0;        // of an I/O node's link (0: link_bandwidth; the TFLOPS's: 64 MB/s)
