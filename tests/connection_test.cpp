@@ -1,5 +1,6 @@
 // Connection: frames sent from several threads at once, through a socket that takes a little at a
-// time, arrive whole and in each sender's order; urgent frames pass only the bulk still queued.
+// time, arrive whole and in each sender's order; urgent frames pass only the bulk still queued; each
+// frame carries when it started to leave, and is handed up with when its last byte came.
 #include "dps/net/connection.hpp"
 
 #include <gtest/gtest.h>
@@ -24,7 +25,14 @@ std::byte filler(std::uint32_t sender, std::uint32_t seq, std::size_t i) {
   return static_cast<std::byte>((sender * 131 + seq * 31 + i) & 0xff);
 }
 
-struct Receiver : Connection::Handler {
+double seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Both ends of a link read the same clock, as node processes read node 0's.
+struct Clocked : Connection::Handler {
+  double now() const noexcept override { return seconds(); }
+};
+
+struct Receiver : Clocked {
   std::mutex mu;
   std::map<std::uint32_t, std::uint32_t> next;  // by sender: the sequence number expected
   std::size_t frames = 0;
@@ -48,7 +56,7 @@ struct Receiver : Connection::Handler {
     if (error.empty()) error = "closed: " + reason;
   }
 };
-struct Sender : Connection::Handler {
+struct Sender : Clocked {
   void on_frame(Connection&, const FrameHeader&, std::span<const std::byte>) override {}
   void on_closed(Connection&, const std::string&) override {}
 };
@@ -140,7 +148,7 @@ TEST(Connection, FramesFromManyThreadsThroughASmallSocketBufferArriveWholeAndInO
 }
 
 // Records the order frames arrive in, as (sender, sequence number).
-struct Arrivals : Connection::Handler {
+struct Arrivals : Clocked {
   std::mutex mu;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> order;
   void on_frame(Connection&, const FrameHeader&, std::span<const std::byte> body) override {
@@ -250,6 +258,48 @@ TEST(Connection, QueuedFramesLeaveWhenPumpedWhileTheNetworkThreadIsBusy) {
     EXPECT_EQ(receiver.frames, kFrames) << "the frames waited for the network thread";
   }
   step_ends.set_value();
+}
+
+// A frame's stamp is when it starts to leave, not when it was sent: the receiver reads nothing at
+// first, so large frames fill the socket and a small one sent after them waits in the queue until
+// the receiver starts. Each arrives with when its last byte was read.
+struct Stamps : Clocked {
+  std::mutex mu;
+  std::vector<std::pair<double, double>> frames;  // (sent, received), in arrival order
+  std::string closed;
+  void on_frame(Connection& from, const FrameHeader& h, std::span<const std::byte>) override {
+    std::lock_guard lock(mu);
+    frames.emplace_back(h.sent, from.received());
+  }
+  void on_closed(Connection&, const std::string& reason) override {
+    std::lock_guard lock(mu);
+    closed = reason;
+  }
+};
+
+TEST(Connection, FramesAreStampedWhenTheyStartToLeaveAndWhenTheirLastByteIsRead) {
+  Sender sender_handler;
+  Stamps stamps;
+  Loopback link(sender_handler, stamps);
+  constexpr std::uint32_t kLarge = 3;  // of 12 MiB: more than loopback's socket buffers hold
+  const double before = seconds();
+  for (std::uint32_t k = 0; k < kLarge; ++k) link.sending->send(frame(0, k, 12 << 20));
+  const double queued = seconds();
+  link.sending->send(frame(0, kLarge, 64));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const double reading = seconds();
+  link.start_receiving();
+  Loopback::wait(stamps.mu, [&] { return stamps.frames.size() == kLarge + 1 || !stamps.closed.empty(); });
+  std::lock_guard lock(stamps.mu);
+  ASSERT_EQ(stamps.frames.size(), kLarge + 1) << stamps.closed;
+  const auto [first_sent, first_received] = stamps.frames.front();
+  const auto [small_sent, small_received] = stamps.frames.back();
+  EXPECT_GE(first_sent, before);
+  EXPECT_LE(first_sent, queued) << "the first frame started to leave as it was sent";
+  EXPECT_GE(small_sent, reading) << "the small one when the socket took it, once the receiver read";
+  EXPECT_GE(first_received, reading);
+  EXPECT_GE(small_received, small_sent);
+  EXPECT_GE(small_received, stamps.frames[kLarge - 1].second);
 }
 
 }  // namespace

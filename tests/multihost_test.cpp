@@ -118,19 +118,32 @@ void run_inside(const std::string& hostfile) {
   EXPECT_EQ(nodes, (std::set<long>{0, 1, 2, 3}));
   EXPECT_EQ(namespaces.size(), static_cast<std::size_t>(kHosts));
 
-  // 4 MiB to host 1 cross its 100 Mbit/s link: at least ~0.3 s, not the loopback's milliseconds.
+  // 4 MiB to host 1 cross its 100 Mbit/s link: at least ~0.3 s, not the loopback's milliseconds. The
+  // trace times the transfer as long, from its first byte sent to its last byte read.
   constexpr std::size_t bytes = 4 << 20;
+  MemoryTrace trace;
+  app->trace_to(&trace);
   const auto sent = std::chrono::steady_clock::now();
   Task far{1, 0, LargeArray<char>(bytes)};
   const Reports got = graph.call(std::move(far)).get();
   const double transfer = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  app->trace_to(nullptr);
   ASSERT_EQ(got.all.size(), 1u);
   EXPECT_EQ(got.all[0].node, 1);
+  std::vector<TransferEvent> large;
+  for (const TransferEvent& t : trace.transfers())
+    if (t.bytes >= bytes) large.push_back(t);
+  ASSERT_EQ(large.size(), 1u);
+  const double traced = large[0].end - large[0].start;
+  EXPECT_EQ(large[0].to, 1u);
+  EXPECT_LE(traced, transfer + 0.002) << "within the call (the clocks agree within a ping's round trip)";
   const double floor = 0.75 * static_cast<double>(bytes) * 8 / (kMbit * 1e6);
   if (kMeasures) {
     EXPECT_GT(transfer, floor) << "the link is not limited";
+    EXPECT_GT(traced, floor) << "the trace does not time the transfer";
   }
-  std::printf("4 MiB to host 1 in %.3f s (%.1f Mbit/s)\n", transfer, static_cast<double>(bytes) * 8 / transfer / 1e6);
+  std::printf("4 MiB to host 1 in %.3f s (%.1f Mbit/s), traced as %.3f s\n", transfer,
+              static_cast<double>(bytes) * 8 / transfer / 1e6, traced);
 
   // 300 ms of CPU on a host capped at half a core take about twice as long.
   Task burn{2, 300, {}};

@@ -1,6 +1,8 @@
 // The trace file (docs/trace-format.md): what is written is read back to the nanosecond, 10^6
 // events take under 40 bytes each, a run that crashes leaves its flushed blocks readable, and a
-// damaged or foreign file gives a TraceError naming the byte, never a crash. --trace writes one.
+// damaged or foreign file gives a TraceError naming the byte, never a crash. --trace writes one, with
+// a real run's transfers timed from their first byte sent to their last byte read.
+#include "measuring.hpp"
 #include "processes.hpp"
 #include "support.hpp"
 
@@ -13,12 +15,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dps::test {
 namespace {
@@ -293,6 +298,80 @@ TEST(TraceFile, TheTraceOptionWritesTheRunsEventsOnEveryNode) {
   EXPECT_EQ(t.info_value("backend"), "tcp");
   EXPECT_EQ(t.info_value("nodes"), "3");
   EXPECT_NE(t.info_value("command").find("--trace"), std::string::npos);
+}
+
+// A load for the worker on node `node`; the worker answers with its size.
+struct Load {
+  std::size_t node = 0;
+  LargeArray<char> bytes;
+  template <class A>
+  void serialize(A& a) {
+    a(node, bytes);
+  }
+};
+struct Carry : Split<Load, Load> {
+  Step execute(Load l) { co_await post(std::move(l)); }
+};
+struct Weigh : Leaf<Load, Partial> {
+  Partial execute(const Load& l) { return {static_cast<long>(l.bytes.size()), 1}; }
+};
+
+// The span of the phase named `name`: its begin and end times.
+std::pair<double, double> phase_span(const trace::Trace& t, const std::string& name) {
+  std::pair<double, double> span{-1, -1};
+  for (const trace::Phase& p : t.phases)
+    if (t.names[p.name] == name) (p.begin ? span.first : span.second) = p.time;
+  return span;
+}
+
+// Over TCP a transfer lasts from its first byte sent to its last byte read (it used to be an instant):
+// 4 MiB to node 1 take time, inside the phase that sent them, and in a build that measures, longer
+// than the small loads before them typically take.
+TEST(TraceFile, RealTransfersLastFromTheirFirstByteSentToTheirLastByteRead) {
+  Scratch dir;
+  const auto path = dir.dir / "run.dpstrace";
+  constexpr std::size_t kLarge = 4 << 20, kSmall = 64, kSmalls = 20;
+  {
+    auto app = in_processes({"--nodes", "2", "--trace", path.string()});
+    auto master = app->threads<Stateless>("master", 1);
+    auto workers = app->threads<Stateless>("workers", 2);  // worker i on node i
+    auto graph = app->graph(op<Carry>(master) >> op<Weigh>(workers, [](const Load& l) { return l.node; }) >>
+                            op<SumPartials<>>(master));
+    auto small = app->phase("small");
+    for (std::size_t k = 0; k < kSmalls; ++k)
+      EXPECT_EQ(graph.call(Load{1, LargeArray<char>(kSmall)}).get().sum, static_cast<long>(kSmall));
+    small.end();
+    auto large = app->phase("large");
+    EXPECT_EQ(graph.call(Load{1, LargeArray<char>(kLarge)}).get().sum, static_cast<long>(kLarge));
+    large.end();
+  }
+  const trace::Trace t = trace::read(path);
+  const auto [begin, end] = phase_span(t, "large");
+  ASSERT_LT(begin, end);
+  constexpr double kAligned = 0.002;  // node 1's clock agrees with node 0's within the ping's round trip
+  std::vector<trace::Transfer> large;
+  std::vector<double> smaller;  // 0->1: the small loads and the frame protocol's messages
+  for (const trace::Transfer& x : t.transfers) {
+    EXPECT_LE(x.start, x.end) << x.from << "->" << x.to << ", " << x.bytes << " bytes";
+    if (x.bytes >= kLarge)
+      large.push_back(x);
+    else if (x.from == 0 && x.to == 1)
+      smaller.push_back(x.end - x.start);
+  }
+  ASSERT_EQ(large.size(), 1u);
+  EXPECT_EQ(large[0].from, 0u);
+  EXPECT_EQ(large[0].to, 1u);
+  const double lasted = large[0].end - large[0].start;
+  EXPECT_GT(lasted, 0) << "a real transfer is not an instant";
+  EXPECT_GE(large[0].start, begin - kAligned);
+  EXPECT_LE(large[0].end, end + kAligned);
+  ASSERT_GE(smaller.size(), kSmalls);
+  std::nth_element(smaller.begin(), smaller.begin() + static_cast<std::ptrdiff_t>(smaller.size() / 2), smaller.end());
+  const double median = smaller[smaller.size() / 2];
+  std::printf("4 MiB to node 1 in %.6f s; the median smaller transfer 0->1 in %.6f s\n", lasted, median);
+  if (kMeasures) {
+    EXPECT_GT(lasted, median);
+  }
 }
 
 }  // namespace

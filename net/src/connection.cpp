@@ -98,6 +98,7 @@ void Connection::read_more() {
                             if (ec) return self->fail(ec == asio::error::eof ? "closed by peer" : ec.message());
                             self->end_ += n;
                             self->heard = std::chrono::steady_clock::now();
+                            self->received_ = self->handler_.now();  // every frame parse() finds ends here
                             self->parse();
                           });
 }
@@ -184,6 +185,7 @@ void Connection::read_rest() {
 }
 
 void Connection::deliver_apart() {
+  received_ = handler_.now();  // its last byte was just read
   ++frames_;
   last_ = apart_header_;
   handler_.on_frame(*this, apart_header_, std::span<const std::byte>(apart_->data(), apart_->size()));
@@ -209,6 +211,7 @@ bool Connection::deliver(Outgoing&& frame, bool last) {
   }
   thread_local std::vector<iovec> iov;  // no allocation per send
   iov.clear();
+  frame.header.sent = handler_.now();
   const std::size_t total = gather(frame, 0, iov);
   std::string error;
   const std::size_t n = write_some(socket_.native_handle(), iov, error);
@@ -235,9 +238,11 @@ bool Connection::flush(std::vector<Outgoing>& done, std::string& error) {
       bytes += f.size();
       iovs += 1 + f.segments.size();
     }
+    const double now = queue_.empty() ? 0 : handler_.now();  // when what joins the batch starts to leave
     while (!queue_.empty() && iovs < kMaxIov && bytes < kMaxBatch) {
       bytes += queue_.front().size();
       iovs += 1 + queue_.front().segments.size();
+      queue_.front().header.sent = now;
       batch_.push_back(std::move(queue_.front()));
       queue_.pop_front();
     }

@@ -8,6 +8,7 @@
 #include "dps/net/codec.hpp"
 #include "dps/thread.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <type_traits>
 
@@ -35,27 +36,40 @@ Runtime* TcpBackend::Impl::attached() {
   return runtime;
 }
 
-void TcpBackend::Impl::on_envelope(std::span<const std::byte> body, WireBuffer* buffer) {
+void TcpBackend::Impl::on_envelope(const FrameHeader& header, double received, std::span<const std::byte> body,
+                                   WireBuffer* buffer) {
   Runtime* rt = attached();
   if (!rt) return;
+  // A transfer from its first byte sent to its last byte read, traced before the message is
+  // delivered, which can end the run and its tracing (a run's last transfer went missing when its
+  // sender traced it after handing it over). The two clocks agree within half the aligning ping's
+  // round trip: a start after the end is that error, and taken as the end.
+  if (TraceSink* sink = rt->tracer()) {
+    const double start = std::isfinite(header.sent) && header.sent <= received ? header.sent : received;
+    sink->transfer({header.sender, me, header.length, start, received});
+  }
+  deliver(*rt, body, buffer);
+}
+
+void TcpBackend::Impl::deliver(Runtime& rt, std::span<const std::byte> body, WireBuffer* buffer) {
   try {
     detail::EpochGuard guard;
-    const Decoded d = decode(*rt, body, buffer);
+    const Decoded d = decode(rt, body, buffer);
     if (d.to)
-      rt->enqueue(*d.to, d.envelope);
+      rt.enqueue(*d.to, d.envelope);
     else
-      rt->redirect(me, d.envelope);
+      rt.redirect(me, d.envelope);
   } catch (const NotYetKnown& k) {
     parked[k.key].emplace_back(body.begin(), body.end());
   }
 }
 
-void TcpBackend::Impl::unpark(std::uint64_t key) {
+void TcpBackend::Impl::unpark(Runtime& rt, std::uint64_t key) {
   auto it = parked.find(key);
   if (it == parked.end()) return;
   std::vector<std::vector<std::byte>> frames = std::move(it->second);
   parked.erase(it);
-  for (const auto& body : frames) on_envelope(body);
+  for (const auto& body : frames) deliver(rt, body);
 }
 
 void TcpBackend::Impl::on_directive(Connection& from, std::span<const std::byte> body) {
@@ -185,7 +199,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             std::unique_ptr<detail::StateBox> state;
             if (d.node == me) state = detail::make_state(c->state_type(), d.has_image ? &d.image : nullptr);
             c->insert(d.uid, d.node, std::move(state));
-            unpark(d.uid);
+            unpark(*rt, d.uid);
           } else if constexpr (std::is_same_v<D, ThreadDropped>) {
             done_with();
             if (Thread* t = rt->thread(d.uid)) t->collection().drop(*t);
@@ -221,7 +235,7 @@ void TcpBackend::Impl::apply(Connection& from, Directive& directive, WireReader&
             }
             auto graph = rt->adopt(detail::build_graph(d.name, vertices));
             if (graph->id != d.id) throw std::runtime_error("graph ids diverged");
-            unpark(d.id | kGraphKey);
+            unpark(*rt, d.id | kGraphKey);
           }
           // --- threads leaving or moving ---
           else if constexpr (std::is_same_v<D, RetireRequest>) {
@@ -482,9 +496,13 @@ void TcpBackend::call_failed(CallId call, std::exception_ptr error) {
   impl_->tell(0, f);
 }
 
-// Returns once the network thread no longer delivers to the previous sink (it may be destroyed).
+// Returns once the network thread no longer delivers to the previous sink (it may be destroyed)
+// and, when tracing starts, once every node traces: a message between two other nodes is traced by
+// its receiver, which must not hear of tracing after the message. A node answers the flush after it
+// applied Tracing, which came before on the same connection.
 void TcpBackend::tracing(bool on) {
   impl_->broadcast(Tracing{on});
+  if (on) collect_trace();
   impl_->on_network([] {});
 }
 

@@ -237,7 +237,7 @@ void TcpBackend::Impl::sealed_by(NodeId node) {
   changed.notify_all();
 }
 
-double TcpBackend::Impl::now() const {
+double TcpBackend::Impl::now() const noexcept {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() +
          clock_offset.load(std::memory_order_relaxed);
 }
@@ -348,7 +348,7 @@ void TcpBackend::Impl::on_frame(Connection& from, const FrameHeader& header, std
                       std::to_string(from.peer) + "'s");
   try {
     switch (header.kind) {
-      case FrameKind::Envelope: return on_envelope(body, from.frame_buffer());
+      case FrameKind::Envelope: return on_envelope(header, from.received(), body, from.frame_buffer());
       case FrameKind::Directive: return on_directive(from, body);
       case FrameKind::Heartbeat: return;
       default: return from.close("unexpected frame kind " + std::to_string(static_cast<int>(header.kind)));
@@ -502,7 +502,7 @@ void TcpBackend::schedule(Thread& thread, Priority priority) {
   if (impl_->strands.run_here(thread, priority)) impl_->ran_here = true;
 }
 
-void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
+void TcpBackend::send(NodeId /*from: this node*/, Thread& to, Envelope* e) {
   NodeId node = to.node();
   if (node == impl_->me) return impl_->kernel->enqueue(to, e);  // it arrived here meanwhile
   Outgoing f;
@@ -519,13 +519,8 @@ void TcpBackend::send(NodeId from, Thread& to, Envelope* e) {
                               std::to_string(impl_->options.max_frame));
     f.header.length = static_cast<std::uint32_t>(size);
     f.header.sender = impl_->me;
-    // Traced before it is offered: once offered, the message can reach node 0, end the run and stop
-    // the tracing before this thread records it (a run's last transfer went missing so). A message
-    // refused below and sent on to where its thread went keeps its first destination in the trace.
-    const double t = now();
-    if (TraceSink* sink = impl_->kernel->tracer()) sink->transfer({from, node, size, t, t});
-    // Refused: `node` left after `to` moved away from it, and the network thread, which sealed the
-    // connection, learnt where `to` went first.
+    // Traced by the node that receives it (Impl::on_envelope). Refused: `node` left after `to` moved
+    // away from it, and the network thread, which sealed the connection, learnt where `to` went first.
     while (!impl_->offer(node, f)) {
       if (to.node() == node) throw NodeFailure(node, impl_->peer(node) ? "it left" : "no connection to it");
       node = to.node();

@@ -86,13 +86,15 @@ struct TcpBackend::Impl final : Connection::Handler {
   // The leaving node: `node` will send nothing more (it sealed, or its connection closed). Once
   // none will, this node ends; its strands forward what reached it before the process goes.
   void sealed_by(NodeId node);
-  double now() const;  // node 0's clock
+  double now() const noexcept override;  // node 0's clock
 
   // --- replication (replica.cpp) ---
   Runtime* attached();  // network thread: waits for attach(); null once stopped
   void on_directive(Connection& from, std::span<const std::byte> body);
-  void on_envelope(std::span<const std::byte> body, WireBuffer* buffer = nullptr);
-  void unpark(std::uint64_t key);
+  // A frame whose last byte was read at `received`: traced as a transfer, then delivered.
+  void on_envelope(const FrameHeader& header, double received, std::span<const std::byte> body, WireBuffer* buffer);
+  void deliver(Runtime& rt, std::span<const std::byte> body, WireBuffer* buffer = nullptr);
+  void unpark(Runtime& rt, std::uint64_t key);
   void send_structure(NodeId to);  // node 0, to a process that joins late
   void apply(Connection& from, Directive& d, WireReader& rest);
 

@@ -84,6 +84,7 @@ struct Recorder final : net::Connection::Handler {
     f.insert(f.end(), body.begin(), body.end());
   }
   void on_closed(net::Connection&, const std::string& reason) override { closes.push_back(reason); }
+  double now() const noexcept override { return 0; }
 };
 
 }  // namespace

@@ -103,7 +103,7 @@ struct Seed {
 // What each decoder made of one input.
 enum class Result { Decoded, Refused, NotYetKnown };
 struct Outcome {
-  bool header_ok = false;  // the first 16 bytes pass FrameHeader::check
+  bool header_ok = false;  // the first FrameHeader::kSize bytes pass FrameHeader::check
   Result directive = Result::Refused;
   Result envelope = Result::Refused;
   std::size_t stream_frames = 0;  // frames the Connection delivered
@@ -124,7 +124,7 @@ class DecoderTargets {
   std::vector<Seed> seeds() const;
   void write_corpus(const std::filesystem::path& dir) const;  // one file per seed
 
-  // `body` is the input after its 16 header bytes (all of it when shorter). With `stream`, the whole
+  // `body` is the input after its header's bytes (all of it when shorter). With `stream`, the whole
   // input also goes through a Connection, written in pieces of at most `piece` bytes; before
   // authentication unless `authenticated` (then only handshake-sized frames pass).
   Outcome feed(std::span<const std::byte> input, bool stream = true, std::size_t piece = SIZE_MAX,

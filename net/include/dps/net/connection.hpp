@@ -5,7 +5,9 @@
 // socket takes more: by the network thread, which waits for that, or by any thread that pumps (the
 // heartbeats, so that a network thread busy with a long step silences nobody). Frames leave in the
 // order they were sent, but for urgent ones, which pass the bulk frames still queued
-// (dps/lane.hpp); large blocks go from the objects that hold them (no copy).
+// (dps/lane.hpp); large blocks go from the objects that hold them (no copy). Each frame is stamped
+// with the handler's clock as its first byte goes to the socket (FrameHeader::sent), and each frame
+// received with the time its last byte was read (received()): a transfer's two ends.
 //
 //   auto c = std::make_shared<Connection>(std::move(socket), handler, limits);
 //   c->start();                                      // reading begins
@@ -56,6 +58,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     virtual void on_frame(Connection& from, const FrameHeader& header, std::span<const std::byte> body) = 0;
     // On the network thread, once: the connection is gone (`reason` says why).
     virtual void on_closed(Connection& connection, const std::string& reason) = 0;
+    // Any thread: the clock frames are stamped with, sent and received (one read per write or read).
+    virtual double now() const noexcept = 0;
   };
 
   static constexpr std::size_t kMaxHandshakeBody = 4096;  // the limit before authentication
@@ -86,6 +90,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // During on_frame: the buffer the frame was read into when it was large enough to be read apart
   // (a large array may take it over, WireReader::adopt); null otherwise.
   WireBuffer* frame_buffer() noexcept { return apart_ ? &*apart_ : nullptr; }
+  // During on_frame: when the frame's last byte was read, on the handler's clock.
+  double received() const noexcept { return received_; }
 
   std::string remote() const;       // "address:port"
   asio::ip::tcp::socket& socket() noexcept { return socket_; }
@@ -110,6 +116,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::vector<std::byte> in_;
   std::size_t begin_ = 0, end_ = 0;
+  double received_ = 0;       // when the bytes being parsed were read
   std::uint64_t frames_ = 0;  // received, and the last one's header: what a bad frame follows
   FrameHeader last_{};
   std::optional<WireBuffer> apart_;  // the large frame being read apart, and how much of it came

@@ -1,4 +1,4 @@
-// The frames a TCP connection between two node processes carries: a fixed 16-byte header, then
+// The frames a TCP connection between two node processes carries: a fixed 24-byte header, then
 // `length` bytes of body. Little-endian (the only byte order of the clusters we target; a big-endian
 // peer fails the magic check, it does not misread).
 //
@@ -25,14 +25,17 @@ inline constexpr std::uint16_t kLastFrameKind = static_cast<std::uint16_t>(Frame
 
 struct FrameHeader {
   static constexpr std::uint32_t kMagic = 0x31535044;  // "DPS1"
-  static constexpr std::uint16_t kVersion = 1;
-  static constexpr std::size_t kSize = 16;
+  static constexpr std::uint16_t kVersion = 2;         // 2: `sent` added
+  static constexpr std::size_t kSize = 24;
 
   std::uint32_t magic = kMagic;
   std::uint16_t version = kVersion;
   FrameKind kind = FrameKind::Envelope;
   std::uint32_t length = 0;  // body bytes
   std::uint32_t sender = 0;  // node id of the sending process
+  // When the frame's first byte was handed to the socket, on the sender's Connection::Handler::now()
+  // (node 0's clock): where a traced transfer starts. Stamped by Connection, not checked.
+  double sent = 0;
 
   // Why a received header is unacceptable, or nothing.
   std::optional<std::string> check(std::size_t max_body) const {

@@ -38,8 +38,8 @@ struct DurationRow {
   Versus total, mean;  // seconds
 };
 
-// The transfers from one node to another. Real runs record a transfer when it is sent (start =
-// end): there the duration is 0, and `total` is the simulator's network time alone.
+// The transfers from one node to another; `total` is their network time, real (from the first byte
+// sent to the last byte read) against simulated.
 struct PairRow {
   std::uint32_t from = 0, to = 0;
   Versus count, bytes;
