@@ -59,7 +59,7 @@ struct Spin : Leaf<Range, Partial> {
   }
 };
 
-bool is_spin(const MemoryTrace::Step& s) { return s.operation == "dps::test::(anonymous namespace)::Spin"; }
+bool is_spin(const MemoryTrace::Step& s) { return s.operation == "Spin"; }
 
 // 24 leaves over `workers` worker nodes (node 0 splits and merges).
 double simulate_spins(bool pdexec, MemoryTrace* trace = nullptr, NodeId workers = 4) {

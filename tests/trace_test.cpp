@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <string>
 
 namespace dps::test {
 namespace {
@@ -63,6 +65,20 @@ TEST(Trace, StepsTransfersLifecycleAndPhases) {
   }
   EXPECT_EQ(removed, 1);
   EXPECT_EQ(nodes_added, 1);
+}
+
+// An operation not .named() is traced as its user says it: its class name without namespaces (these
+// are in dps::test's anonymous namespace), template arguments' included.
+TEST(Trace, AnOperationIsNamedByItsClassWithoutNamespaces) {
+  MemoryTrace trace;
+  Application app(ApplicationOptions{.nodes = 1, .workers = 1});
+  app.trace_to(&trace);
+  auto master = app.threads<Stateless>("master", 1);
+  auto graph = app.graph(op<Pieces<>>(master) >> op<Add>(master) >> op<SumPartials<>>(master));
+  EXPECT_EQ(graph.call(Range{0, 100}).get().count, 10);
+  std::set<std::string> names;
+  for (const auto& s : trace.steps()) names.insert(s.operation);
+  EXPECT_EQ(names, (std::set<std::string>{"Pieces<Stateless>", "Add", "SumPartials<Stateless>"}));
 }
 
 // Under a backend whose steps yield (as the simulator's do), every co_await ends an atomic step.

@@ -1,21 +1,38 @@
 // The viewer's drawing, offscreen: the Gantt chart has drawn pixels in the rows of the threads that
 // ran, when they ran, and none where they idled; a migrated thread has a row on each node; steps far
-// narrower than a pixel still show. The interactive view zooms around the pointer, pans by dragging,
-// and two views keep one time axis.
+// narrower than a pixel still show; an operation has one color in every trace on screen; the CPU and
+// traffic charts name their nodes' lines. The interactive view zooms around the pointer, pans by
+// dragging, and two views keep one time axis. A trace without its end mark opens, titled partial;
+// one that grows is read again and redrawn.
 #include <dps/trace/reader.hpp>
+#include <dps/trace/statistics.hpp>
+#include <dps/trace/writer.hpp>
+#include <dps/viewer/charts.hpp>
 #include <dps/viewer/gantt.hpp>
 #include <dps/viewer/headless.hpp>
+#include <dps/viewer/live_trace.hpp>
+#include <dps/viewer/palette.hpp>
 #include <dps/viewer/render.hpp>
 #include <gtest/gtest.h>
 
 #include <dps/viewer/trace_view.hpp>
 
 #include <QApplication>
+#include <QDeadlineTimer>
 #include <QImage>
 #include <QMouseEvent>
 #include <QWheelEvent>
 
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <set>
+#include <string>
 
 namespace dps::viewer {
 namespace {
@@ -116,6 +133,190 @@ TEST(ViewerRender, AStepIsFoundUnderThePointer) {
   const QRectF row0 = gantt.row_rect(area, 0);
   EXPECT_EQ(gantt.step_at(area, 0, 10, QPointF(x, row0.center().y())), std::nullopt) << "master idles at 2.5 s";
   EXPECT_EQ(gantt.step_at(area, 0, 10, QPointF(10, row0.center().y())), std::nullopt) << "on the labels";
+}
+
+// The id of `name` in `t`.
+trace::NameId id_of(const trace::Trace& t, const std::string& name) {
+  return static_cast<trace::NameId>(std::find(t.names.begin(), t.names.end(), name) - t.names.begin());
+}
+
+// A real run and its simulation name their operations in other orders (the ids differ, and which
+// step comes first): one palette gives each name one color in both, and different names different
+// colors; the order of a trace's events does not change its colors.
+TEST(ViewerPalette, AnOperationHasOneColorInEveryTrace) {
+  const trace::Trace real = sample();
+  trace::Trace simulated;
+  simulated.names = {"workers", "merge", "extra", "leaf", "master", "split"};
+  simulated.steps.push_back({0, 1, 4, 1, 1, 0, 1});  // merge first
+  simulated.steps.push_back({1, 2, 0, 3, 1, 1, 2});
+  simulated.steps.push_back({0, 1, 4, 2, 1, 2, 3});
+  simulated.steps.push_back({0, 1, 4, 5, 1, 3, 4});
+  Palette palette;
+  palette.add(real);
+  palette.add(simulated);
+  const Gantt above(real, palette), below(simulated, palette);
+  std::set<QRgb> colors;
+  for (const char* name : {"split", "leaf", "merge"}) {
+    EXPECT_EQ(above.color(id_of(real, name)), below.color(id_of(simulated, name))) << name;
+    colors.insert(above.color(id_of(real, name)));
+  }
+  colors.insert(below.color(id_of(simulated, "extra")));
+  EXPECT_EQ(colors.size(), 4u) << "four operations, four colors";
+  EXPECT_NE(palette.color("extra"), Palette::kUnknown);
+
+  trace::Trace reversed = real;  // the same operations, their steps the other way round
+  std::reverse(reversed.steps.begin(), reversed.steps.end());
+  Palette alone, backwards;
+  alone.add(real);
+  backwards.add(reversed);
+  for (const char* name : {"split", "leaf", "merge"}) EXPECT_EQ(alone.color(name), backwards.color(name)) << name;
+  EXPECT_EQ(palette.color("leaf"), alone.color("leaf")) << "a second trace leaves the first one's colors";
+}
+
+// A directory of its own for a test's files, removed at the end.
+struct Scratch {
+  std::filesystem::path dir;
+  Scratch() {
+    char pattern[] = "/tmp/dps-viewer-test-XXXXXX";
+    dir = ::mkdtemp(pattern);
+  }
+  ~Scratch() { std::filesystem::remove_all(dir); }
+  std::string file(const char* name) const { return (dir / name).string(); }
+};
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, std::string_view bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A run that crashed before its end mark, or still runs: every event it wrote shows, the title says
+// partial; the names of a trace written with namespaces read as users say them. A file that is not
+// a trace is still refused.
+TEST(LiveTrace, ATraceWithoutItsEndMarkOpensAsPartial) {
+  Scratch scratch;
+  const std::string sample = std::string(DPS_SOURCE_DIR) + "/traces/demo-real.dpstrace";
+  const std::string cut = scratch.file("cut.dpstrace");
+  const std::string whole = bytes_of(sample);
+  write_bytes(cut, std::string_view(whole).substr(0, whole.size() - 16));  // without the end mark
+  const LiveTrace complete(QString::fromStdString(sample));
+  const LiveTrace partial(QString::fromStdString(cut));
+  EXPECT_FALSE(complete.partial());
+  EXPECT_EQ(complete.title(), QString::fromStdString(sample));
+  EXPECT_TRUE(partial.partial());
+  EXPECT_EQ(partial.title(), QString::fromStdString(cut) + " (partial)");
+  EXPECT_EQ(partial.trace()->events(), complete.trace()->events());
+  for (const trace::Step& s : partial.trace()->steps)
+    EXPECT_EQ(partial.trace()->names[s.operation].find("::"), std::string::npos) << partial.trace()->names[s.operation];
+  const Gantt gantt(*partial.trace());
+  const QImage image = render(*partial.trace(), partial.title(), QSize(1000, 700));
+  long ink = 0;
+  for (std::size_t row = 0; row < gantt.rows().size(); ++row) ink += drawn(image, gantt, row, 0, 10);
+  EXPECT_GT(ink, 100);
+  EXPECT_THROW(LiveTrace(QString::fromStdString(std::string(DPS_SOURCE_DIR) + "/CMakeLists.txt")), trace::TraceError);
+}
+
+// Steps [k, k + 1) of thread 1, k from `first` to `last` - 1, then a flush: a block in the file.
+void steps(trace::TraceWriter& out, int first, int last) {
+  const trace::NameId workers = out.name("workers"), work = out.name("work");
+  for (int k = first; k < last; ++k) out.write(trace::Step{0, 1, workers, work, 1, 1.0 * k, k + 1.0});
+  out.flush();
+}
+
+// A run writes its trace while the viewer shows it: refresh() reads the blocks written since, and
+// nothing when none were; the end mark ends "partial". A file damaged meanwhile leaves the trace.
+TEST(LiveTrace, AGrowingTraceIsReadAgain) {
+  Scratch scratch;
+  const std::string path = scratch.file("run.dpstrace");
+  trace::TraceWriter out(path);
+  steps(out, 0, 10);
+  LiveTrace live(QString::fromStdString(path));
+  EXPECT_TRUE(live.partial());
+  EXPECT_EQ(live.trace()->events(), 10u);
+  EXPECT_FALSE(live.refresh()) << "nothing new";
+  steps(out, 10, 25);
+  EXPECT_TRUE(live.refresh());
+  EXPECT_EQ(live.trace()->events(), 25u);
+  EXPECT_TRUE(live.partial());
+  out.close();
+  EXPECT_TRUE(live.refresh());
+  EXPECT_EQ(live.trace()->events(), 25u);
+  EXPECT_FALSE(live.partial()) << "the end mark is there";
+  EXPECT_TRUE(live.error().isEmpty());
+  write_bytes(path, "not a trace any more");
+  EXPECT_FALSE(live.refresh());
+  EXPECT_EQ(live.trace()->events(), 25u) << "the last trace read stays";
+  EXPECT_TRUE(live.error().contains("not a DPS trace")) << live.error().toStdString();
+}
+
+// watch(): the file's growth is noticed without being asked (the file system's notice, or the poll).
+TEST(LiveTrace, AWatchedTraceSaysWhenItGrew) {
+  Scratch scratch;
+  const std::string path = scratch.file("run.dpstrace");
+  trace::TraceWriter out(path);
+  steps(out, 0, 10);
+  LiveTrace live(QString::fromStdString(path));
+  int changes = 0;
+  QObject::connect(&live, &LiveTrace::changed, [&] { ++changes; });
+  live.watch();
+  steps(out, 10, 20);
+  // Generous: the poll alone reads it within a second; a loaded machine may take longer.
+  for (QDeadlineTimer deadline(30'000); changes == 0 && !deadline.hasExpired();)
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+  EXPECT_GE(changes, 1);
+  EXPECT_EQ(live.trace()->events(), 20u);
+}
+
+// A view given its grown trace: showing the whole run, it shows the whole new run; zoomed in, it
+// stays where the user looks.
+TEST(ViewerRender, AViewFollowsItsGrowingTraceUnlessZoomedIn) {
+  trace::Trace first = sample(), grown = sample();
+  grown.steps.push_back({0, 1, 0, 2, 2, 10, 14});
+  Palette palette;
+  palette.add(grown);
+  TraceView view(std::make_shared<const trace::Trace>(first), "run (partial)", palette);
+  EXPECT_DOUBLE_EQ(view.to(), 10);
+  view.replace(std::make_shared<const trace::Trace>(grown), "run", palette);
+  EXPECT_DOUBLE_EQ(view.from(), 0);
+  EXPECT_DOUBLE_EQ(view.to(), 14) << "the whole run, grown";
+  EXPECT_EQ(view.title(), "run");
+  EXPECT_EQ(view.trace().events(), grown.events());
+  view.set_window(2, 3);
+  grown.steps.push_back({0, 1, 0, 2, 3, 14, 20});
+  view.replace(std::make_shared<const trace::Trace>(grown), "run", palette);
+  EXPECT_DOUBLE_EQ(view.from(), 2);
+  EXPECT_DOUBLE_EQ(view.to(), 3) << "zoomed in: the user's span stays";
+}
+
+// The CPU and traffic charts name each node's line: beside their titles, a stroke of the node's
+// color. The efficiency chart, one black line, has no legend.
+TEST(ViewerCharts, TheCpuAndTrafficChartsNameTheirNodesLines) {
+  const trace::Summary s = trace::summarize(sample(), 100);
+  ASSERT_EQ(s.nodes.size(), 3u);
+  const QImage image = plot(s, "sample", QSize(1000, 600));
+  const QRectF area = plot_charts_area(image.size());
+  // Pixels of `node`'s color on the title line of `chart` (above its frame).
+  const auto strokes = [&](Chart chart, std::uint32_t node) {
+    const QRectF r = chart_rect(area, chart);
+    const QColor color = node_color(node);
+    int count = 0;
+    for (int y = static_cast<int>(r.top()) - 26; y < static_cast<int>(r.top()) - 5; ++y)
+      for (int x = static_cast<int>(r.left()); x < static_cast<int>(r.right()); ++x) {
+        const QColor c = image.pixelColor(x, y);
+        count += std::abs(c.red() - color.red()) + std::abs(c.green() - color.green()) +
+                     std::abs(c.blue() - color.blue()) <
+                 60;
+      }
+    return count;
+  };
+  for (std::uint32_t node = 0; node < 3; ++node) {
+    EXPECT_GE(strokes(Chart::cpu, node), 12) << "node " << node;
+    EXPECT_GE(strokes(Chart::traffic, node), 12) << "node " << node;
+    EXPECT_EQ(strokes(Chart::efficiency, node), 0) << "node " << node;
+  }
 }
 
 TEST(ViewerRender, TheSampleTracesRender) {

@@ -1,6 +1,8 @@
 // Building a graph: every merge and stream must close the frame of a split (or stream) before it.
 #include "dps/graph.hpp"
 
+#include <dps/trace/names.hpp>
+
 #include <cxxabi.h>
 
 #include <cstdlib>
@@ -25,6 +27,8 @@ std::string demangle(const char* mangled) {
   std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
   return status == 0 && name ? std::string(name.get()) : std::string(mangled);
 }
+
+std::string operation_name(const std::type_info& type) { return trace::short_name(demangle(type.name())); }
 
 std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& vertices) {
   auto graph = std::make_shared<GraphCore>();

@@ -1,6 +1,8 @@
 // Charts: panels of series over time, a shared time ruler.
 #include "dps/viewer/charts.hpp"
 
+#include "dps/viewer/legend.hpp"
+
 #include <QFontMetricsF>
 #include <QPainterPath>
 
@@ -32,6 +34,7 @@ struct Panel {
   QString title;
   double top_value;  // the value at the panel's top edge
   QString unit;
+  bool per_node = false;  // a line per node, in node_color: a legend names them
 };
 
 // One series as a step line: bin i covers [start + i·bin, start + (i+1)·bin).
@@ -63,14 +66,22 @@ void draw_series(QPainter& p, const QRectF& r, const std::vector<double>& values
   p.drawPath(path);
 }
 
-void draw_frame(QPainter& p, const QRectF& r, const Panel& panel) {
+void draw_frame(QPainter& p, const QRectF& r, const Panel& panel, const trace::Summary& s) {
   p.setPen(QPen(QColor(200, 200, 200), 1));
   p.setBrush(Qt::NoBrush);
   p.drawRect(r.adjusted(0, -kHeadroom, 0, 0));
   p.drawLine(QPointF(r.left(), r.center().y()), QPointF(r.right(), r.center().y()));
   p.setPen(Qt::black);
   const QFontMetricsF m(p.font());
-  p.drawText(QPointF(r.left(), r.top() - kHeadroom - 5), panel.title);
+  const double baseline = r.top() - kHeadroom - 5;
+  p.drawText(QPointF(r.left(), baseline), panel.title);
+  if (panel.per_node) {
+    std::vector<LegendEntry> nodes;
+    for (const auto& n : s.nodes) nodes.push_back({node_color(n.node), "node " + QString::number(n.node)});
+    const double left = r.left() + m.horizontalAdvance(panel.title) + 24;
+    draw_legend(p, QRectF(left, baseline - m.ascent() / 2 - m.height() / 2 + 1, r.right() - left, m.height()), nodes,
+                Swatch::line, Qt::AlignLeft);
+  }
   const QString top = QString::number(panel.top_value, 'g', 3) + panel.unit;
   p.drawText(QPointF(r.left() - 6 - m.horizontalAdvance(top), r.top() + m.ascent() / 2), top);
   p.drawText(QPointF(r.left() - 6 - m.horizontalAdvance("0"), r.bottom() + m.ascent() / 2 - 2), "0");
@@ -102,13 +113,15 @@ void draw_charts(QPainter& p, const QRectF& area, const trace::Summary& s, doubl
     for (std::size_t i = 0; i < n.out_over_time.size(); ++i)
       traffic = std::max({traffic, n.out_over_time[i], n.in_over_time[i]});
   const double mb = traffic > 0 ? traffic / 1e6 * 1.05 : 1.0;
-  std::vector<Panel> panels{{"dynamic efficiency", 1.0, ""}, {"CPU use per node", 1.0, ""}, {"traffic per node (sent)", mb, " MB/s"}};
+  std::vector<Panel> panels{{"dynamic efficiency", 1.0, ""},
+                            {"CPU use per node (1: all its cores)", 1.0, "", true},
+                            {"traffic per node (sent)", mb, " MB/s", true}};
   for (const trace::CounterSummary& c : s.counters)
     panels.push_back({QString::fromStdString(c.name), c.max > 0 ? c.max * 1.05 : 1.0, ""});
   const std::size_t count = panels.size();
   for (std::size_t k = 0; k < count; ++k) {
     const QRectF r = chart_rect(area, k, count);
-    draw_frame(p, r, panels[k]);
+    draw_frame(p, r, panels[k], s);
     if (k >= 3) draw_series(p, r, s.counters[k - 3].over_time, s, from, to, panels[k].top_value, QColor(20, 20, 20));
     if (k == 0) draw_series(p, r, s.efficiency_over_time, s, from, to, 1.0, QColor(20, 20, 20));
     for (const auto& n : s.nodes) {
@@ -142,14 +155,6 @@ QImage plot(const trace::Summary& s, const QString& title, QSize size) {
   QPainter p(&image);
   p.setPen(Qt::black);
   p.drawText(QPointF(10, 18), title + QString::asprintf("   %.6g s, dynamic efficiency %.3f", s.duration, s.efficiency));
-  // The nodes' colors, as a legend on the title line's right.
-  double x = size.width() - 12;
-  for (auto it = s.nodes.rbegin(); it != s.nodes.rend(); ++it) {
-    const QString label = QString("node %1").arg(it->node);
-    x -= QFontMetricsF(p.font()).horizontalAdvance(label) + 22;
-    p.fillRect(QRectF(x, 8, 12, 12), node_color(it->node));
-    p.drawText(QPointF(x + 16, 18), label);
-  }
   const double to = s.duration > 0 ? s.end : s.start + 1;
   draw_charts(p, plot_charts_area(size), s, s.start, to);
   return image;

@@ -1,6 +1,8 @@
 // Gantt: rows from the trace's steps and thread changes; drawing with merged sub-pixel steps.
 #include "dps/viewer/gantt.hpp"
 
+#include "dps/viewer/legend.hpp"
+
 #include <dps/trace/statistics.hpp>
 
 #include <QFontMetricsF>
@@ -12,7 +14,9 @@
 
 namespace dps::viewer {
 
-Gantt::Gantt(const trace::Trace& trace) : trace_(trace) {
+Gantt::Gantt(const trace::Trace& trace) : Gantt(trace, Palette(trace)) {}
+
+Gantt::Gantt(const trace::Trace& trace, const Palette& palette) : trace_(trace) {
   std::map<std::pair<std::uint32_t, std::uint64_t>, Row> rows;
   auto row = [&](std::uint32_t node, std::uint64_t thread, trace::NameId collection) -> Row& {
     Row& r = rows[{node, thread}];
@@ -51,9 +55,8 @@ Gantt::Gantt(const trace::Trace& trace) : trace_(trace) {
   std::stable_sort(legend_.begin(), legend_.end(), [](const auto& a, const auto& b) {
     return (a.second == 0) != (b.second == 0) ? a.second == 0 : a.second > b.second;
   });
-  palette_.reserve(trace.names.size());
-  for (std::size_t id = 0; id < trace.names.size(); ++id)
-    palette_.push_back(QColor::fromHsvF(std::fmod(0.13 + 0.618033988749895 * static_cast<double>(id), 1.0), 0.55, 0.88).rgba());
+  colors_.reserve(trace.names.size());
+  for (const std::string& name : trace.names) colors_.push_back(palette.color(name));
 }
 
 namespace {
@@ -156,34 +159,11 @@ void Gantt::draw(QPainter& p, const QRectF& area, double from, double to) const 
 }
 
 void Gantt::draw_legend(QPainter& p, const QRectF& line) const {
-  const QFontMetricsF metrics(p.font());
-  constexpr double kSwatch = 10, kGap = 4, kSpace = 14;
-  const auto more = [&](std::size_t left) { return QString("+%1 more").arg(left); };
-  // As many items as fit, in legend order, leaving room for "+N more" when some do not.
-  std::vector<QString> names;
-  double width = 0;
-  for (const auto& [operation, seconds] : legend_) {
-    QString name = QString::fromStdString(trace_.names[operation]);
-    const double item = kSwatch + kGap + metrics.horizontalAdvance(name) + kSpace;
-    const std::size_t left = legend_.size() - names.size() - 1;
-    if (width + item + (left ? metrics.horizontalAdvance(more(left)) : 0) > line.width()) break;
-    width += item;
-    names.push_back(std::move(name));
-  }
-  const double baseline = line.center().y() + metrics.ascent() / 2 - 1;
-  double x = line.right() - width;
-  if (names.size() < legend_.size()) {
-    const QString rest = more(legend_.size() - names.size());
-    x -= metrics.horizontalAdvance(rest) + kSpace;
-    p.setPen(QColor(90, 90, 90));
-    p.drawText(QPointF(line.right() - metrics.horizontalAdvance(rest), baseline), rest);
-  }
-  p.setPen(Qt::black);
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    p.fillRect(QRectF(x, line.center().y() - kSwatch / 2, kSwatch, kSwatch), QColor::fromRgba(color(legend_[k].first)));
-    p.drawText(QPointF(x + kSwatch + kGap, baseline), names[k]);
-    x += kSwatch + kGap + metrics.horizontalAdvance(names[k]) + kSpace;
-  }
+  std::vector<LegendEntry> entries;
+  entries.reserve(legend_.size());
+  for (const auto& [operation, seconds] : legend_)
+    entries.push_back({QColor::fromRgba(color(operation)), QString::fromStdString(trace_.names[operation])});
+  viewer::draw_legend(p, line, entries, Swatch::box, Qt::AlignRight);
 }
 
 void Gantt::draw_row(QPainter& p, const Row& row, const QRectF& r, double from, double to) const {

@@ -21,10 +21,10 @@ QRectF render_gantt_area(const Gantt& gantt, QSize size) {
 
 QImage render(const trace::Trace& t, const QString& title, QSize size) {
   const trace::Summary s = trace::summarize(t, 1);
-  return render(t, title, size, s.start, s.duration > 0 ? s.end : s.start + 1);
+  return render(t, title, size, s.start, s.duration > 0 ? s.end : s.start + 1, Palette(t));
 }
 
-QImage render(const trace::Trace& t, const QString& title, QSize size, double from, double to) {
+QImage render(const trace::Trace& t, const QString& title, QSize size, double from, double to, const Palette& palette) {
   const trace::Summary s = trace::summarize(t, 400);
   QImage image(size, QImage::Format_RGB32);
   image.fill(Qt::white);
@@ -32,7 +32,7 @@ QImage render(const trace::Trace& t, const QString& title, QSize size, double fr
   p.setPen(Qt::black);
   const QString heading = title + QString::asprintf("   %.6g s, %zu events, dynamic efficiency %.3f", s.duration, t.events(), s.efficiency);
   p.drawText(QPointF(10, 18), heading);
-  const Gantt chart(t);
+  const Gantt chart(t, palette);
   const double legend_left = 10 + QFontMetricsF(p.font()).horizontalAdvance(heading) + 30;
   chart.draw_legend(p, QRectF(legend_left, 4, size.width() - 10 - legend_left, 18));
   const QRectF gantt = render_gantt_area(chart, size);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace dps::viewer {
 
@@ -19,19 +20,41 @@ constexpr double kTitle = 20, kGanttShare = 0.62;
 }
 
 TraceView::TraceView(trace::Trace t, QString title, QWidget* parent)
-    : QWidget(parent),
-      trace_(std::make_unique<trace::Trace>(std::move(t))),
-      title_(std::move(title)),
-      summary_(trace::summarize(*trace_, 400)),
-      gantt_(*trace_) {
+    : TraceView(std::make_shared<const trace::Trace>(std::move(t)), std::move(title), nullptr, parent) {}
+
+TraceView::TraceView(std::shared_ptr<const trace::Trace> t, QString title, const Palette& palette, QWidget* parent)
+    : TraceView(std::move(t), std::move(title), &palette, parent) {}
+
+TraceView::TraceView(std::shared_ptr<const trace::Trace> t, QString title, const Palette* palette, QWidget* parent)
+    : QWidget(parent), trace_(std::move(t)), title_(std::move(title)), summary_(trace::summarize(*trace_, 400)) {
+  if (palette)
+    gantt_.emplace(*trace_, *palette);
+  else
+    gantt_.emplace(*trace_);
   setMouseTracking(true);
   setAttribute(Qt::WA_OpaquePaintEvent);  // paintEvent fills the whole widget: Qt need not clear it first
   setMinimumSize(500, 300);
   fit();
 }
 
+void TraceView::replace(std::shared_ptr<const trace::Trace> t, QString title, const Palette& palette) {
+  // Fewer events: not the same run grown but a new one (its file written anew): fit it too.
+  const bool whole = std::pair(from_, to_) == run() || t->events() < trace_->events();
+  gantt_.emplace(*t, palette);  // the old one, which refers to the old trace, goes first
+  trace_ = std::move(t);
+  title_ = std::move(title);
+  summary_ = trace::summarize(*trace_, 400);
+  if (selected_ && *selected_ >= trace_->steps.size()) selected_.reset();
+  if (whole) fit();
+  update();
+}
+
+std::pair<double, double> TraceView::run() const {
+  return {summary_.start, summary_.duration > 0 ? summary_.end : summary_.start + 1};
+}
+
 QRectF TraceView::gantt_area() const {
-  return {6, kTitle + 2, width() - 12.0, gantt_.fitted_height((height() - kTitle) * kGanttShare - 6)};
+  return {6, kTitle + 2, width() - 12.0, gantt_->fitted_height((height() - kTitle) * kGanttShare - 6)};
 }
 
 double TraceView::time_at(double x) const {
@@ -47,7 +70,10 @@ void TraceView::set_window(double from, double to) {
   emit window_changed(from, to);
 }
 
-void TraceView::fit() { set_window(summary_.start, summary_.duration > 0 ? summary_.end : summary_.start + 1); }
+void TraceView::fit() {
+  const auto [from, to] = run();
+  set_window(from, to);
+}
 
 void TraceView::show_transfers(bool on) {
   transfers_ = on;
@@ -67,9 +93,9 @@ void TraceView::paintEvent(QPaintEvent*) {
                                                       trace_->events(), summary_.efficiency);
   p.drawText(QPointF(8, 15), heading);
   const double legend_left = 8 + QFontMetricsF(p.font()).horizontalAdvance(heading) + 30;
-  gantt_.draw_legend(p, QRectF(legend_left, 2, width() - 8 - legend_left, 16));
+  gantt_->draw_legend(p, QRectF(legend_left, 2, width() - 8 - legend_left, 16));
   const QRectF g = gantt_area();
-  gantt_.draw(p, g, from_, to_);
+  gantt_->draw(p, g, from_, to_);
   if (transfers_) draw_transfers(p);
   draw_selection(p);
   const double left = g.left() + Gantt::kLabels - kChartLeft, right = g.right() + kChartRight;
@@ -80,7 +106,8 @@ void TraceView::paintEvent(QPaintEvent*) {
 void TraceView::draw_transfers(QPainter& p) const {
   const QRectF g = gantt_area();
   std::map<std::uint32_t, double> node_y;
-  for (std::size_t i = gantt_.rows().size(); i-- > 0;) node_y[gantt_.rows()[i].node] = gantt_.row_rect(g, i).center().y();
+  for (std::size_t i = gantt_->rows().size(); i-- > 0;)
+    node_y[gantt_->rows()[i].node] = gantt_->row_rect(g, i).center().y();
   const auto x = [&](double t) { return g.left() + Gantt::kLabels + (t - from_) / (to_ - from_) * (g.width() - Gantt::kLabels); };
   p.save();
   p.setClipRect(g.adjusted(Gantt::kLabels, 0, 0, 0));
@@ -105,9 +132,9 @@ void TraceView::draw_selection(QPainter& p) const {
   p.save();
   p.setClipRect(g.adjusted(Gantt::kLabels, 0, 0, 0));
   p.setBrush(Qt::NoBrush);
-  for (std::size_t row = 0; row < gantt_.rows().size(); ++row) {
-    const QRectF r = gantt_.row_rect(g, row);
-    for (std::uint32_t i : gantt_.rows()[row].steps) {
+  for (std::size_t row = 0; row < gantt_->rows().size(); ++row) {
+    const QRectF r = gantt_->row_rect(g, row);
+    for (std::uint32_t i : gantt_->rows()[row].steps) {
       const trace::Step& s = trace_->steps[i];
       if (s.call != chosen.call || s.end < from_ || s.start > to_) continue;
       p.setPen(QPen(i == *selected_ ? QColor(0, 0, 0) : QColor(0, 0, 0, 120), i == *selected_ ? 2 : 1));
@@ -125,7 +152,7 @@ void TraceView::wheelEvent(QWheelEvent* e) {
 
 void TraceView::mousePressEvent(QMouseEvent* e) {
   dragging_ = e->position();
-  selected_ = gantt_.step_at(gantt_area(), from_, to_, e->position());
+  selected_ = gantt_->step_at(gantt_area(), from_, to_, e->position());
   update();
 }
 
@@ -136,7 +163,7 @@ void TraceView::mouseMoveEvent(QMouseEvent* e) {
     set_window(from_ + shift, to_ + shift);
     return;
   }
-  const auto step = gantt_.step_at(gantt_area(), from_, to_, e->position());
+  const auto step = gantt_->step_at(gantt_area(), from_, to_, e->position());
   if (!step) return QToolTip::hideText();
   const trace::Step& s = trace_->steps[*step];
   std::uint64_t bytes = 0;  // what the step's node sent while it ran

@@ -7,6 +7,7 @@
 //   dps-trace plot run.dpstrace run.png       # utilization and dynamic efficiency over time
 #include <dps/trace/comparison.hpp>
 #include <dps/trace/export.hpp>
+#include <dps/trace/names.hpp>
 #include <dps/trace/reader.hpp>
 #include <dps/trace/statistics.hpp>
 #include <dps/viewer/charts.hpp>
@@ -220,6 +221,13 @@ void plot(const dps::trace::Trace& t, const Options& o, int argc, char** argv) {
               o.width, o.height);
 }
 
+// The trace in `path`, its operations named as users say them (older traces carry namespaces).
+dps::trace::Trace read_trace(const std::string& path, dps::trace::Partial partial) {
+  dps::trace::Trace t = dps::trace::read(path, partial);
+  dps::trace::shorten_operation_names(t);
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -227,9 +235,9 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return std::fputs(kUsage, stdout), 0;
   try {
     const Options o = parse(argc, argv);
-    const dps::trace::Trace t = dps::trace::read(o.file, o.partial);
+    const dps::trace::Trace t = read_trace(o.file, o.partial);
     if (o.command == "summary") summary(t, o);
-    if (o.command == "compare") compare(t, dps::trace::read(o.simulated, o.partial), o);
+    if (o.command == "compare") compare(t, read_trace(o.simulated, o.partial), o);
     if (o.command == "chrome") export_to(t, o, dps::trace::write_chrome);
     if (o.command == "paje") export_to(t, o, dps::trace::write_paje);
     if (o.command == "plot") plot(t, o, argc, argv);

@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,8 @@ struct DefaultRoute {};
 namespace detail {
 
 std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& vertices);  // throws GraphError
+// An operation type's name in traces and errors: its class name without namespaces.
+std::string operation_name(const std::type_info& type);
 
 template <class Op>
 void run_leaf(Thread& t, Payload& p) {
@@ -118,7 +121,7 @@ class OpChain : public Chain<typename Op::input_type, typename Op::output_type> 
   OpChain urgent() const {
     return with([](VertexSpec& s) { s.priority = Priority::Urgent; });
   }
-  // The name shown in traces and errors (default: the operation's type name).
+  // The name shown in traces and errors (default: the operation's class name, without namespaces).
   OpChain named(std::string name) const {
     return with([&](VertexSpec& s) { s.name = std::move(name); });
   }
@@ -143,7 +146,7 @@ OpChain<Op> op(const Threads<State>& threads, R route = R{}) {
   auto spec = std::make_shared<VertexSpec>();
   (void)&detail::op_type_at_startup<Op>;
   spec->type = &detail::op_type<Op>();
-  spec->name = detail::demangle(typeid(Op).name());
+  spec->name = detail::operation_name(typeid(Op));
   spec->threads = &threads.core();
   if constexpr (std::is_same_v<R, DefaultRoute>) {
     if constexpr (Op::kind == OpKind::Merge || Op::kind == OpKind::Stream)

@@ -8,6 +8,8 @@
 //   gantt.draw(painter, QRectF(0, 0, 1200, 600), 0.0, 2.5);   // the first 2.5 s
 #pragma once
 
+#include "dps/viewer/palette.hpp"
+
 #include <dps/trace/records.hpp>
 
 #include <QColor>
@@ -38,10 +40,13 @@ class Gantt {
     std::vector<double> busy;           // busy[i]: the seconds of steps[0, i), for merging
   };
 
-  explicit Gantt(const trace::Trace& trace);  // keeps a reference: the trace outlives it
+  // Keeps a reference: the trace outlives it. Colored by `palette` (which holds the trace's
+  // operations: added before), shared with the other traces on screen; or by one of its own.
+  Gantt(const trace::Trace& trace, const Palette& palette);
+  explicit Gantt(const trace::Trace& trace);
 
   const std::vector<Row>& rows() const noexcept { return rows_; }
-  QRgb color(trace::NameId operation) const { return palette_[operation]; }  // one per operation name
+  QRgb color(trace::NameId operation) const { return colors_[operation]; }  // one per operation name
 
   // The height the chart wants out of `available`: no taller than its rows at their tallest, so
   // the charts below get the rest.
@@ -64,7 +69,7 @@ class Gantt {
 
   const trace::Trace& trace_;
   std::vector<Row> rows_;
-  std::vector<QRgb> palette_;  // by name id: a color per operation, computed once
+  std::vector<QRgb> colors_;  // by name id: the palette's, looked up once
   std::vector<std::pair<trace::NameId, double>> legend_;
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "dps/viewer/gantt.hpp"
+#include "dps/viewer/palette.hpp"
 
 #include <dps/trace/records.hpp>
 
@@ -16,8 +17,10 @@
 
 namespace dps::viewer {
 
-QImage render(const trace::Trace& trace, const QString& title, QSize size);  // the whole run
-QImage render(const trace::Trace& trace, const QString& title, QSize size, double from, double to);
+QImage render(const trace::Trace& trace, const QString& title, QSize size);  // the whole run, in colors of its own
+// [from, to], colored by `palette` (which holds the trace's operations), shared with other traces.
+QImage render(const trace::Trace& trace, const QString& title, QSize size, double from, double to,
+              const Palette& palette);
 QRectF render_gantt_area(const Gantt& gantt, QSize size);  // where render() draws the Gantt chart
 
 }  // namespace dps::viewer
