@@ -25,7 +25,8 @@ enum class Chart { efficiency, cpu, traffic };  // then the counters, in the sum
 inline constexpr double kChartLeft = 70, kChartRight = 12;
 
 // The time span [from, to] of the summary's series across `area`: the three charts stacked with
-// their titles and scales, and a time ruler under the last.
+// their titles and scales (the CPU and traffic charts' titles followed by a legend of the nodes'
+// lines), and a time ruler under the last.
 void draw_charts(QPainter& painter, const QRectF& area, const trace::Summary& summary, double from, double to);
 // Where draw_charts puts chart number `chart` of `charts` (3 + the summary's counters): 0 on the
 // bottom edge, the chart's top value on the top edge.
