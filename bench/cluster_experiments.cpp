@@ -141,7 +141,9 @@ int main(int argc, char** argv) {
                   m.execution, p.execution, gain(base.execution, m.execution), gain(paper[0].execution, p.execution), m.wait,
                   p.wait);
       json << (p.name == paper[0].name ? "" : ", ") << "\"" << p.name << "\": {\"utilization\": " << m.utilization
-           << ", \"completion_s\": " << m.completion << ", \"execution_s\": " << m.execution << ", \"wait_s\": " << m.wait << "}";
+           << ", \"completion_s\": " << m.completion << ", \"execution_s\": " << m.execution
+           << ", \"wait_s\": " << m.wait << ", \"completion_gain_pct\": " << gain(base.completion, m.completion)
+           << ", \"paper_completion_gain_pct\": " << gain(paper[0].completion, p.completion) << "}";
     }
     json << "}";
     std::printf("\nThe other scenarios and schedulers on the same workloads (no figures in the paper):\n\n");

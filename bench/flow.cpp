@@ -1,6 +1,7 @@
 // bench-flow: split -> N tiny leaves spread over DPS threads -> merge, in one process, against oneTBB
 // flow_graph doing the same work (a parallel function_node into a serial one) in the same run.
 // Prints one line per repetition, then the medians as JSON on the last line.
+#include "peer.hpp"
 #include "support.hpp"
 
 #include <tbb/flow_graph.h>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -82,7 +84,6 @@ double run_tbb(long n) {
   return n / s;
 }
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,19 +100,27 @@ int main(int argc, char** argv) {
         .option("--side", side, "both, dps or tbb: run one side alone, for profiling (default both)");
     if (!cli.parse(argc, argv)) return 0;
     if (side != "both" && side != "dps" && side != "tbb") throw std::invalid_argument("--side is both, dps or tbb");
+    if (n < 1 || threads < 1 || workers < 1 || repeat < 1)
+      throw std::invalid_argument("--messages, --threads, --workers and --repeat must be positive");
     std::vector<double> ours, peer;
     for (long r = 0; r < repeat; ++r) {  // interleaved, so drift on a shared machine hits both alike
-      ours.push_back(side == "tbb" ? 0.0
-                                   : run_dps(n, static_cast<std::size_t>(threads), static_cast<std::uint32_t>(window),
-                                             static_cast<std::size_t>(workers)));
-      peer.push_back(side == "dps" ? 0.0 : run_tbb(n));
-      std::printf("run %ld: dps %.0f msg/s, tbb flow_graph %.0f msg/s\n", r + 1, ours.back(), peer.back());
+      if (side != "tbb")
+        ours.push_back(run_dps(n, static_cast<std::size_t>(threads), static_cast<std::uint32_t>(window),
+                               static_cast<std::size_t>(workers)));
+      if (side != "dps") peer.push_back(run_tbb(n));
+      std::printf("run %ld:", r + 1);
+      if (side != "tbb") std::printf(" dps %.0f msg/s", ours.back());
+      if (side != "dps") std::printf("%s tbb flow_graph %.0f msg/s", side == "both" ? "," : "", peer.back());
+      std::printf("\n");
     }
-    const double m = median(ours), p = median(peer);
+    // A side --side left out is null, and so is the ratio.
+    const auto m = ours.empty() ? std::nullopt : std::optional(median(ours));
+    const auto p = peer.empty() ? std::nullopt : std::optional(median(peer));
     std::printf(
-        "{\"messages\": %ld, \"threads\": %ld, \"window\": %ld, \"msgs_per_s\": %.0f, \"peer_msgs_per_s\": %.0f, "
-        "\"ratio\": %.3f}\n",
-        n, threads, window, m, p, p > 0 ? m / p : 0.0);
+        "{\"messages\": %ld, \"threads\": %ld, \"window\": %ld, \"msgs_per_s\": %s, \"peer_msgs_per_s\": %s, "
+        "\"ratio\": %s}\n",
+        n, threads, window, number_or_null(m, "%.0f").c_str(), number_or_null(p, "%.0f").c_str(),
+        number_or_null(m && p ? std::optional(*m / *p) : std::nullopt).c_str());
     return 0;
   });
 }

@@ -14,8 +14,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -33,7 +33,9 @@ double wall_seconds(const std::string& command, std::string* last = nullptr) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string peer_or_none(const std::vector<double>& v) { return v.empty() ? "null" : std::to_string(median(v)); }
+std::string peer_or_none(const std::vector<double>& v) {
+  return number_or_null(v.empty() ? std::nullopt : std::optional(median(v)), "%.3f");
+}
 
 }  // namespace
 
@@ -47,13 +49,16 @@ int main(int argc, char** argv) {
         .option("--repeat", repeat, "repetitions; medians count (default 3)")
         .option("--lu-options", lu_options, "more options for lu (default none: lu picks its variant and block size)")
         .option("--peers", peers, "on (default) or off");
+#ifdef DPS_SCALAPACK_LU
+    std::string mpiexec = DPS_MPIEXEC;
+    cli.option("--mpiexec", mpiexec, "the MPI launcher that runs ScaLAPACK (default " DPS_MPIEXEC ")");
+#endif
     if (!cli.parse(argc, argv)) return 0;
     if (repeat < 1) throw std::invalid_argument("--repeat must be positive");
+    if (peers != "on" && peers != "off") throw std::invalid_argument("--peers is on or off");
     std::vector<int> orders;
     std::stringstream list(sizes);
     for (std::string item; std::getline(list, item, ',');) orders.push_back(std::stoi(item));
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
 
     std::map<int, Figures> figures;
     std::string last_ours;
@@ -65,14 +70,14 @@ int main(int argc, char** argv) {
                                           (k == 0 ? "" : " --no-check") + " 2>&1");
         f.ours.push_back(field(ours, "gflops"));
         if (k == 0) last_ours = ours;
-        std::printf("n=%d ours: %s", n, ours.c_str());
+        std::printf("n=%d ours: %s\n", n, ours.c_str());
         if (peers != "on") continue;
 #ifdef DPS_LAPACK_LU
         f.lapack.push_back(field(run_peer("OPENBLAS_NUM_THREADS=2 " DPS_LAPACK_LU " " + std::to_string(n)), "gflops"));
 #endif
 #ifdef DPS_SCALAPACK_LU
-        f.scalapack.push_back(field(run_peer("OPENBLAS_NUM_THREADS=1 " DPS_MPIEXEC " -np 2 --mca btl tcp,self " DPS_SCALAPACK_LU
-                                             " " + std::to_string(n) + " 64 2>/dev/null"),
+        f.scalapack.push_back(field(run_peer("OPENBLAS_NUM_THREADS=1 " +
+                                             mpi_command(mpiexec, 2, DPS_SCALAPACK_LU " " + std::to_string(n) + " 64")),
                                     "gflops"));
 #endif
         std::printf("n=%d lapack %s scalapack %s GFLOP/s\n", n, f.lapack.empty() ? "-" : std::to_string(f.lapack.back()).c_str(),
@@ -86,7 +91,7 @@ int main(int argc, char** argv) {
     if (pdexec.size() < 2) throw std::runtime_error("lu-sim printed no report");
     const std::string& report = pdexec[pdexec.size() - 2];
     const double pdexec_s = field(report, "wall_s"), pdexec_mb = field(report, "peak_rss_mb");
-    std::printf("simulation, PDEXEC NOALLOC n=2592 r=81 8 nodes: %s", report.c_str());
+    std::printf("simulation, PDEXEC NOALLOC n=2592 r=81 8 nodes: %s\n", report.c_str());
     // Direct execution against the serial run of the same program (Schaeli et al., Table 1: basic, r = 216).
     std::vector<double> simulated, serial;
     for (long k = 0; k < repeat; ++k) {

@@ -1,8 +1,12 @@
 // bench-pingpong: one object bounced between two node processes over TCP loopback, one in flight at a
 // time (a split with a window of 1, a leaf on the other node, the merge back home): one-way latency
-// for 8 bytes and bandwidth for 1 MiB, against Open MPI's ping-pong (peers/mpi_pingpong.c,
-// --mca btl tcp,self) run in the same benchmark. Repetitions interleave both sides; the last line is
-// JSON with the medians.
+// for 8 bytes and bandwidth for 1 MiB, against Open MPI's ping-pong (peers/mpi_pingpong.c, --mca btl
+// tcp,self) run in the same benchmark. Repetitions interleave both sides; the last line is JSON with
+// the medians. A peer that fails stops the benchmark (exit code 2).
+//
+//   bench-pingpong --repeat 9
+//   bench-pingpong --mpiexec /opt/openmpi/bin/mpirun
+#include "peer.hpp"
 #include "support.hpp"
 
 #include <dps/cli.hpp>
@@ -10,11 +14,10 @@
 #include <dps/large_array.hpp>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,30 +60,25 @@ struct Catch : dps::Merge<Ping, Bounce> {
   }
 };
 
-
-// Open MPI's one-way latency (µs) for 8 B and bandwidth (MB/s) for 1 MiB, or nothing without MPI.
-bool run_mpi(double& latency_us, double& bandwidth) {
 #ifdef DPS_MPI_PINGPONG
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  const std::string cmd = std::string(DPS_MPIEXEC) + " -np 2 --mca btl tcp,self " + DPS_MPI_PINGPONG + " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> out(popen(cmd.c_str(), "r"), pclose);
-  if (!out) return false;
-  std::array<char, 256> line;
+// Open MPI's one-way latency (µs) for 8 B and bandwidth (MB/s) for 1 MiB, from one run of its ping-pong.
+struct MpiFigures {
+  double latency_us = 0, bandwidth = 0;
+};
+MpiFigures run_mpi(const std::string& command) {
+  MpiFigures f;
   bool lat = false, bw = false;
-  while (fgets(line.data(), line.size(), out.get())) {
+  for (const std::string& line : run_lines(command)) {
     int size = 0;
     double us = 0, mbps = 0;
-    if (std::sscanf(line.data(), "size=%d oneway_us=%lf MBps=%lf", &size, &us, &mbps) != 3) continue;
-    if (size == 8) latency_us = us, lat = true;
-    if (size == 1048576) bandwidth = mbps, bw = true;
+    if (std::sscanf(line.c_str(), "size=%d oneway_us=%lf MBps=%lf", &size, &us, &mbps) != 3) continue;
+    if (size == 8) f.latency_us = us, lat = true;
+    if (size == 1048576) f.bandwidth = mbps, bw = true;
   }
-  return lat && bw;
-#else
-  (void)latency_us, (void)bandwidth;
-  return false;
-#endif
+  if (!lat || !bw) throw std::runtime_error("'" + command + "' printed no figures for 8 B and 1 MiB");
+  return f;
 }
+#endif
 
 }  // namespace
 
@@ -95,7 +93,16 @@ int main(int argc, char** argv) {
     cli.option("--rounds", rounds, "round trips of 8 bytes per measure (default 20000)")
         .option("--big-rounds", big_rounds, "round trips of 1 MiB per measure (default 500)")
         .option("--repeat", repeat, "measures of each side (default 5)");
+#ifdef DPS_MPI_PINGPONG
+    std::string mpiexec = DPS_MPIEXEC;
+    cli.option("--mpiexec", mpiexec, "the MPI launcher that runs the peer (default " DPS_MPIEXEC ")");
+    const bool with_peer = true;
+#else
+    const bool with_peer = false;  // built without MPI
+#endif
     if (!cli.parse(app.args(), "")) return 0;
+    if (rounds < 1 || big_rounds < 1 || repeat < 1)
+      throw std::invalid_argument("--rounds, --big-rounds and --repeat must be positive");
 
     auto home = app.threads<dps::Stateless>("home", 1);
     auto away = app.threads<dps::Stateless>("away", 0);
@@ -115,17 +122,26 @@ int main(int argc, char** argv) {
     for (long r = 0; r < repeat; ++r) {
       lat.push_back(one_way(rounds, 8) * 1e6);
       bw.push_back((1 << 20) / one_way(big_rounds, 1 << 20) / 1e6);
-      double pl = 0, pb = 0;
-      if (run_mpi(pl, pb)) peer_lat.push_back(pl), peer_bw.push_back(pb);
-      std::printf("run %ld: dps %.2f us %.0f MB/s, mpi %.2f us %.0f MB/s\n", r + 1, lat.back(), bw.back(), pl, pb);
+#ifdef DPS_MPI_PINGPONG
+      const MpiFigures mpi = run_mpi(mpi_command(mpiexec, 2, DPS_MPI_PINGPONG));
+      peer_lat.push_back(mpi.latency_us), peer_bw.push_back(mpi.bandwidth);
+      std::printf("run %ld: dps %.2f us %.0f MB/s, mpi %.2f us %.0f MB/s\n", r + 1, lat.back(), bw.back(),
+                  mpi.latency_us, mpi.bandwidth);
+#else
+      std::printf("run %ld: dps %.2f us %.0f MB/s\n", r + 1, lat.back(), bw.back());
+#endif
       std::fflush(stdout);
     }
     const double l = median(lat), b = median(bw);
-    const double pl = peer_lat.empty() ? 0 : median(peer_lat), pb = peer_bw.empty() ? 0 : median(peer_bw);
+    if (!with_peer) std::printf("no peer: built without MPI\n");
+    std::optional<double> pl, pb;
+    if (with_peer) pl = median(peer_lat), pb = median(peer_bw);
     std::printf(
-        "{\"latency_us\": %.2f, \"bandwidth_MBps\": %.0f, \"peer_latency_us\": %.2f, \"peer_bandwidth_MBps\": %.0f, "
-        "\"latency_ratio\": %.3f, \"bandwidth_ratio\": %.3f}\n",
-        l, b, pl, pb, pl > 0 ? l / pl : 0.0, pb > 0 ? b / pb : 0.0);
+        "{\"latency_us\": %.2f, \"bandwidth_MBps\": %.0f, \"peer_latency_us\": %s, \"peer_bandwidth_MBps\": %s, "
+        "\"latency_ratio\": %s, \"bandwidth_ratio\": %s}\n",
+        l, b, number_or_null(pl, "%.2f").c_str(), number_or_null(pb, "%.0f").c_str(),
+        number_or_null(pl ? std::optional(l / *pl) : std::nullopt).c_str(),
+        number_or_null(pb ? std::optional(b / *pb) : std::nullopt).c_str());
     return 0;
   });
 }

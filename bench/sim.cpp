@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -203,24 +204,31 @@ int main(int argc, char** argv) {
 #if defined(DPS_SIMGRID_SPLITMERGE)
       if (with_peer) {
         const std::string out = run_peer(std::string(DPS_SIMGRID_SPLITMERGE) + " " + std::to_string(speed.messages) +
-                                         " " + std::to_string(speed.workers) + " 2>/dev/null");
+                                         " " + std::to_string(speed.workers));
         peer_rate.push_back(field(out, "msgs_per_wall_s"));
       }
 #endif
     }
-    const double ours = median(ours_rate), theirs = peer_rate.empty() ? 0.0 : median(peer_rate);
+    const double ours = median(ours_rate);
+    const std::optional<double> theirs = peer_rate.empty() ? std::nullopt : std::optional(median(peer_rate));
+    const std::optional<double> on_the_mesh = mesh_rate.empty() ? std::nullopt : std::optional(median(mesh_rate));
     std::printf("speed: %ld messages, %ld workers: ours %.0f messages/s (%.3f s simulated in %.3f s)", speed.messages,
                 speed.workers, ours, last.simulated_s, last.wall_s);
-    if (theirs > 0) std::printf(", SimGrid %.0f messages/s", theirs);
-    const double on_the_mesh = mesh_rate.empty() ? 0.0 : median(mesh_rate);
-    if (on_the_mesh > 0) std::printf(", on the %s mesh %.0f messages/s (%.2f of the star's)", mesh.c_str(), on_the_mesh, on_the_mesh / ours);
+    if (theirs) std::printf(", SimGrid %.0f messages/s", *theirs);
+    if (on_the_mesh)
+      std::printf(", on the %s mesh %.0f messages/s (%.2f of the star's)", mesh.c_str(), *on_the_mesh,
+                  *on_the_mesh / ours);
     std::printf("\n");
+    // Without SimGrid (--peer off) its figures are null, and so are the mesh's without --mesh.
     std::printf(
-        "{\"messages\": %ld, \"workers\": %ld, \"msgs_per_s\": %.0f, \"peer_msgs_per_s\": %.0f, \"ratio\": %.2f, "
-        "\"max_rel_err\": %.3e, \"simulated_s\": %.9g, \"wall_s\": %.3f, \"peak_rss_mb\": %.1f, \"mesh_msgs_per_s\": %.0f, "
-        "\"mesh_ratio\": %.2f}\n",
-        speed.messages, speed.workers, ours, theirs, theirs > 0 ? ours / theirs : 0.0, max_rel_err, last.simulated_s,
-        last.wall_s, last.peak_rss_mb, on_the_mesh, on_the_mesh > 0 ? on_the_mesh / ours : 0.0);
+        "{\"messages\": %ld, \"workers\": %ld, \"msgs_per_s\": %.0f, \"peer_msgs_per_s\": %s, \"ratio\": %s, "
+        "\"max_rel_err\": %s, \"simulated_s\": %.9g, \"wall_s\": %.3f, \"peak_rss_mb\": %.1f, \"mesh_msgs_per_s\": %s, "
+        "\"mesh_ratio\": %s}\n",
+        speed.messages, speed.workers, ours, number_or_null(theirs, "%.0f").c_str(),
+        number_or_null(theirs ? std::optional(ours / *theirs) : std::nullopt, "%.2f").c_str(),
+        number_or_null(with_peer ? std::optional(max_rel_err) : std::nullopt, "%.3e").c_str(), last.simulated_s,
+        last.wall_s, last.peak_rss_mb, number_or_null(on_the_mesh, "%.0f").c_str(),
+        number_or_null(on_the_mesh ? std::optional(*on_the_mesh / ours) : std::nullopt, "%.2f").c_str());
     return 0;
   });
 }

@@ -13,7 +13,6 @@
 #include <dps/cli.hpp>
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -38,16 +37,15 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   return dps::run_main("bench-stencil", [&] {
     long n = 4096, iterations = 200, repeat = 5;
-    std::string options;
+    std::string options, mpiexec = DPS_MPIEXEC;
     dps::Cli cli("bench-stencil", "The stencil on 2 node processes (and 1) against MPI Jacobi on 2 ranks (and 1).");
     cli.option("--n", n, "grid size (default 4096)")
         .option("--iterations", iterations, "iterations (default 200)")
         .option("--repeat", repeat, "repetitions; medians count (default 5)")
-        .option("--stencil-options", options, "more options for stencil (default none)");
+        .option("--stencil-options", options, "more options for stencil (default none)")
+        .option("--mpiexec", mpiexec, "the MPI launcher that runs the peer (default " DPS_MPIEXEC ")");
     if (!cli.parse(argc, argv)) return 0;
     if (repeat < 1) throw std::invalid_argument("--repeat must be positive");
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     const std::string size = " " + std::to_string(n) + " " + std::to_string(iterations);
     Side two, one;
     for (long k = 0; k < repeat; ++k)
@@ -55,8 +53,7 @@ int main(int argc, char** argv) {
         Side& side = nodes == 2 ? two : one;
         const std::string ours = run_peer(std::string(DPS_STENCIL) + " --nodes " + std::to_string(nodes) + " --n " +
                                           std::to_string(n) + " --iterations " + std::to_string(iterations) + " " + options);
-        const std::string peer = run_peer(DPS_MPIEXEC " -np " + std::to_string(nodes) + " --mca btl tcp,self " DPS_MPI_JACOBI +
-                                          size + " 2>/dev/null");
+        const std::string peer = run_peer(mpi_command(mpiexec, nodes, DPS_MPI_JACOBI + size));
         side.ours.push_back(field(ours, "mlups"));
         side.peer.push_back(field(peer, "mlups"));
         side.checksums_equal = side.checksums_equal && checksum_text(ours) == checksum_text(peer);
