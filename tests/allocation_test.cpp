@@ -15,8 +15,6 @@
 namespace dps::cluster {
 namespace {
 
-
-
 std::vector<Node> sorted(std::vector<Node> v) {
   std::sort(v.begin(), v.end());
   return v;

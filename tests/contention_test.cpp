@@ -11,8 +11,6 @@
 namespace dps::cluster {
 namespace {
 
-
-
 TEST(Mesh, RoutesGoXFirstThenYOneLinkPerHop) {
   const Mesh mesh(8, 6);
   std::vector<Mesh::Link> hops;

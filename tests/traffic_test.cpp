@@ -11,8 +11,6 @@
 namespace dps::cluster {
 namespace {
 
-
-
 constexpr double kLink = 380e6, kHop = 100e-9, kBytes = 1e6;
 
 Job traffic(std::uint64_t id, std::size_t size, long messages, double io_share = 0) {
