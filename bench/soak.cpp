@@ -13,6 +13,7 @@
 
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
+#include <dps/kernel/runtime.hpp>  // the graveyard, to see that nothing is kept
 
 #include <malloc.h>
 #include <tbb/scalable_allocator.h>

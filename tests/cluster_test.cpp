@@ -28,7 +28,7 @@ namespace {
 
 std::unique_ptr<Application> cluster(std::size_t nodes) { return in_processes({"--nodes", std::to_string(nodes)}); }
 
-net::TcpBackend& tcp(Application& app) { return dynamic_cast<net::TcpBackend&>(app.backend()); }
+net::TcpBackend& tcp(Application& app) { return dynamic_cast<net::TcpBackend&>(app.runtime().backend()); }
 
 long leaves_of(long n) { return (n + Pieces<>::step - 1) / Pieces<>::step; }
 

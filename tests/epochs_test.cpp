@@ -1,7 +1,7 @@
 // Epoch-based reclamation (detail/epochs.hpp): what is buried while a reader's guard is open stays
 // until every such guard has closed, on whichever threads they were opened, and is freed by the next
 // collection after that. A graveyard that freed at once, or a guard that announced nothing, fails here.
-#include <dps/detail/epochs.hpp>
+#include <dps/kernel/epochs.hpp>
 
 #include <gtest/gtest.h>
 

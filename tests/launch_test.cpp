@@ -177,7 +177,7 @@ TEST(Launch, NodeProcessesOnOneHostShareItsCores) {
     cpu_set_t usable;
     ASSERT_EQ(::sched_getaffinity(0, sizeof usable, &usable), 0);
     const auto cores = static_cast<std::size_t>(CPU_COUNT(&usable));
-    EXPECT_EQ(dynamic_cast<net::TcpBackend&>(app->backend()).workers(), std::max<std::size_t>(1, cores / 2));
+    EXPECT_EQ(app->workers(), std::max<std::size_t>(1, cores / 2));
     auto master = app->threads<Stateless>("master", 1);
     auto far = app->threads<Stateless>("far", 2);  // far[1] on node 1
     auto graph = app->graph(op<Pieces<>>(master) >> op<HostShare>(far, [](const Range&, std::size_t) { return 1; }) >>
@@ -185,7 +185,7 @@ TEST(Launch, NodeProcessesOnOneHostShareItsCores) {
     EXPECT_EQ(graph.call(Range{0, 1}).get().sum, 2);  // node 1 heard that two processes share its host
   }
   auto told = in_processes({"--nodes", "2", "--workers", "3"}, std::nullopt);
-  EXPECT_EQ(dynamic_cast<net::TcpBackend&>(told->backend()).workers(), 3u);
+  EXPECT_EQ(told->workers(), 3u);
 }
 
 // A node process runs as many workers as the CPUs it may use: pinned to one (taskset, a cpuset),
@@ -203,12 +203,12 @@ TEST(Launch, ANodeProcessPinnedToOneCpuRunsOneWorker) {
   std::size_t pinned = 0;
   {
     auto app = in_processes({"--nodes", "1"}, std::nullopt);
-    pinned = dynamic_cast<net::TcpBackend&>(app->backend()).workers();
+    pinned = app->workers();
   }
   ASSERT_EQ(::sched_setaffinity(0, sizeof all, &all), 0);
   EXPECT_EQ(pinned, 1u);
   auto app = in_processes({"--nodes", "1"}, std::nullopt);
-  EXPECT_EQ(dynamic_cast<net::TcpBackend&>(app->backend()).workers(), static_cast<std::size_t>(CPU_COUNT(&all)));
+  EXPECT_EQ(app->workers(), static_cast<std::size_t>(CPU_COUNT(&all)));
 }
 
 // srun and mpirun say how many of their processes share a host.

@@ -3,6 +3,7 @@
 #include "measuring.hpp"
 #include "support.hpp"
 
+#include <dps/sim/engine.hpp>
 #include <dps/sim/sim_backend.hpp>
 #include <dps/trace/reader.hpp>
 
@@ -420,13 +421,14 @@ TEST(SimBackend, NodesAddedAndRemovedAtSimulatedTimes) {
 }
 
 TEST(SimBackend, ApplicationsShareOneSimulatedClusterOnNodesOfTheirOwn) {
-  auto engine = std::make_shared<sim::Engine>(cluster(4));
-  auto first = std::make_unique<SimBackend>(engine, SimOptions{.pdexec = true, .nodes = 2});
-  auto second = std::make_unique<SimBackend>(engine, SimOptions{.pdexec = true, .nodes = 2});
+  sim::SimulatedCluster shared(cluster(4));
+  auto first = std::make_unique<SimBackend>(shared, SimOptions{.pdexec = true, .nodes = 2});
+  auto second = std::make_unique<SimBackend>(shared, SimOptions{.pdexec = true, .nodes = 2});
   std::set<const void*> owners;
-  for (sim::VNode v = 0; v < 4; ++v) owners.insert(engine->owner(v));
+  for (sim::VNode v = 0; v < 4; ++v) owners.insert(shared.engine().owner(v));
   EXPECT_EQ(owners.size(), 2u);
-  EXPECT_THROW(SimBackend(engine, SimOptions{.nodes = 1}), sim::ModelError) << "the cluster is full";
+  EXPECT_EQ(shared.free_nodes(), 0u);
+  EXPECT_THROW(SimBackend(shared, SimOptions{.nodes = 1}), sim::ModelError) << "the cluster is full";
   Application a(std::move(first)), b(std::move(second));
   Spin::estimate = 0.5;
   for (Application* app : {&a, &b}) {
@@ -437,6 +439,7 @@ TEST(SimBackend, ApplicationsShareOneSimulatedClusterOnNodesOfTheirOwn) {
     EXPECT_EQ(graph.call(Range{0, 10}).get().count, 1);
   }
   EXPECT_NEAR(b.now(), 2 * (0.5 + 2 * (1e-4 + 16 / 1.25e8)), 1e-9) << "one clock: the second call came after the first";
+  EXPECT_EQ(shared.now(), b.now()) << "the applications' clock is the cluster's";
 }
 
 // --trace in a simulation: the file holds the simulated times the kernel's sinks get.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <dps/dps.hpp>
+#include <dps/kernel/runtime.hpp>
 #include <dps/local_backend.hpp>
 
 #include <atomic>

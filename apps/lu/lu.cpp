@@ -118,7 +118,7 @@ Result run(dps::Application& app, const Options& o) {
   result.gflops = 2.0 / 3.0 * std::pow(static_cast<double>(o.n), 3) / result.seconds / 1e9;
   result.multipliers = t.multipliers.size();
 
-  if (o.check && app.backend().allocates_payloads() && !app.backend().models_compute()) {
+  if (o.check && app.allocates_payloads() && !app.models_compute()) {
     Factored f = owner ? app.graph(gather_graph(t.stripes, t.master), "gather").call(Start{0, K, nodes}).get()
                        : app.graph(gather_graph(t.columns, t.master), "gather").call(Start{0, K, nodes}).get();
     result.residual = scaled_residual(f, o.seed, o.matrix);

@@ -140,13 +140,13 @@ int main(int argc, char** argv) {
         const auto [i, c] = iteration_and_count("--add-after", add_after);
         o.changes[i] += c;
       }
-      if (dps::ResizePolicy* scheduler = app.backend().resize_policy(); scheduler && o.changes.empty()) {
+      if (dps::ResizePolicy* scheduler = app.resize_policy(); scheduler && o.changes.empty()) {
         // A job of dps-cluster: after every iteration, its scheduler says how many nodes to go on with.
         if (multipliers != 0) throw std::invalid_argument("a job of dps-cluster has a multiplier per node: no --multipliers");
         o.scheduler = scheduler;
       }
       o = o.resolved(app.nodes());
-      if (app.backend().models_compute()) {  // only a partial direct execution charges estimates
+      if (app.models_compute()) {  // only a partial direct execution charges estimates
         lu::KernelModel model;
         if (!kernels.empty() && std::filesystem::exists(kernels)) {
           model = lu::KernelModel::load(kernels);

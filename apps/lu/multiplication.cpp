@@ -87,9 +87,7 @@ struct ScatterColumns : dps::Split<Job, ColumnPiece, Multiplier> {
   dps::Step execute(Job job) {
     if (job.s < 1 || job.r % job.s != 0)
       throw std::logic_error("sub-block size " + std::to_string(job.s) + " does not divide r = " + std::to_string(job.r));
-    const dps::Thread& self = dps_thread();
-    const Pieces plan{static_cast<int>(self.collection().index_of(self)), static_cast<int>(self.collection().size()),
-                      job.r, job.s};
+    const Pieces plan{static_cast<int>(thread_index()), static_cast<int>(collection_size()), job.r, job.s};
     thread().l21.insert_or_assign(job.block, std::move(job.l21));
     for (int p = 0; p < plan.count(); ++p) {
       ColumnPiece piece{job.block, plan, p, submatrix(job.t12, job.r, 0, p * job.s, job.r, job.s)};

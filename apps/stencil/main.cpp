@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
       const auto reshape = dps::policy_named(policy, topology(o.decomposition), static_cast<std::size_t>(start), max_threads, threshold);
       if (reshape) {
         o.policy = reshape.get();
-      } else if (dps::ResizePolicy* scheduler = app.backend().resize_policy(); scheduler && resize.empty()) {
+      } else if (dps::ResizePolicy* scheduler = app.resize_policy(); scheduler && resize.empty()) {
         // A job of dps-cluster: its scheduler answers the resize points, in nodes, one thread each.
         if (per_node != 1 || threads != 0) throw std::invalid_argument("a job of dps-cluster runs one thread per node: no --per-node or --threads");
         if (max_threads != 0) throw std::invalid_argument("--max-threads goes with --policy reshape");
@@ -144,13 +144,13 @@ int main(int argc, char** argv) {
       if (sweep_ns < 0) throw std::invalid_argument("--sweep-cost must be positive");
       if (sweep_ns > 0) {
         cost.per_point = sweep_ns * 1e-9;
-      } else if (app.backend().models_compute() || o.partition == stencil::Partition::Model) {
+      } else if (app.models_compute() || o.partition == stencil::Partition::Model) {
         const auto l = stencil::layout_for(static_cast<std::size_t>(o.n - 2), static_cast<std::size_t>(o.threads),
                                            o.decomposition, {});
         cost = stencil::SweepCost::measure(l.rows().count(0), l.cols().count(0));
       }
       o.per_point = cost.per_point;
-      if (app.backend().models_compute()) stencil::set_sweep_cost(cost);
+      if (app.models_compute()) stencil::set_sweep_cost(cost);
 
       const stencil::Result r = stencil::run(app, o);
       std::string verified = "null";

@@ -82,7 +82,7 @@ class Job {
         conductor_(app.threads<Conductor>("conductor", 0)),
         graphs_(app, blocks_, conductor_),
         redistribute_(app, blocks_) {
-    conductor_.add_on(app.backend().local_node());
+    conductor_.add_on(app.local_node());
     place(static_cast<std::size_t>(o.threads));
     layout_ = layout_of(size());
     graphs_.setup(layout_, interior_, 0);
@@ -146,7 +146,7 @@ class Job {
 
   double speed(dps::NodeId node) const {
     if (auto s = o_.speeds.find(node); s != o_.speeds.end()) return s->second;
-    if (const double s = app_.backend().speed(node); s > 0) return s;
+    if (const double s = app_.speed(node); s > 0) return s;
     throw std::invalid_argument(std::string("--partition ") + name(o_.partition) + ": the speed of node " +
                                 std::to_string(node) + " is unknown (give --speeds or --cluster, or a model to stencil-sim)");
   }
@@ -204,7 +204,7 @@ Result run(dps::Application& app, const Options& o) {
   result.mlups = interior * interior * static_cast<double>(done) / result.seconds / 1e6;
   result.threads = job.size();
   result.nodes = app.nodes();
-  if (app.backend().allocates_payloads() && !app.backend().models_compute()) {
+  if (app.allocates_payloads() && !app.models_compute()) {
     result.checksum = job.graphs().checksum(job.size());
     if (o.keep_grid) result.grid = job.graphs().gather(job.size(), static_cast<std::size_t>(o.n));
   }

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
       const auto reshape = dps::policy_named(policy, dps::ProcessorTopology::Arbitrary, o.threads, max_threads, threshold);
       if (reshape) {
         o.policy = reshape.get();
-      } else if (dps::ResizePolicy* scheduler = app.backend().resize_policy(); scheduler && o.resizes.empty()) {
+      } else if (dps::ResizePolicy* scheduler = app.resize_policy(); scheduler && o.resizes.empty()) {
         // A job of dps-cluster: its scheduler answers the resize points, in nodes, one worker each.
         if (per_node != 1 || threads != static_cast<long>(app.nodes()))
           throw std::invalid_argument("a job of dps-cluster runs one worker per node: no --per-node or --threads");
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
         throw std::invalid_argument("--max-threads goes with --policy reshape");
       }
       const tsp::Instance instance = tsp::read_tsplib(file);
-      const bool charged = app.backend().models_compute();
+      const bool charged = app.models_compute();
       if (charged) {
         tsp::set_tree_cost(tree_cost_ns > 0 ? tsp::TreeCost{tree_cost_ns * 1e-9} : tsp::TreeCost::measure(instance));
         tree_cost_ns = tsp::tree_cost().per_city_squared * 1e9;

@@ -340,7 +340,7 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
   if (o.policy && !o.resizes.empty()) throw std::invalid_argument("--resize and --policy both decide the resizes: give one");
   auto workers = app.threads<Worker>("workers", 0, [&](std::size_t) { return Worker{instance, {}}; });
   auto conductor = app.threads<Conductor>("conductor", 0);
-  conductor.add_on(app.backend().local_node());
+  conductor.add_on(app.local_node());
   dps::PackedNodes nodes(app, o.per_node);
   const auto place = [&](std::size_t threads) {  // nodes added as the threads need them
     nodes.reserve(threads);

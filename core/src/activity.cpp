@@ -1,19 +1,38 @@
 // Operation instances on their thread: creation, resumption, posting, input, and the end of each.
-#include "dps/activity.hpp"
+#include "dps/kernel/activity.hpp"
 
-#include "dps/detail/context.hpp"
+#include "dps/kernel/context.hpp"
 #include "dps/errors.hpp"
-#include "dps/runtime.hpp"
-#include "dps/thread.hpp"
+#include "dps/kernel/runtime.hpp"
+#include "dps/kernel/thread.hpp"
 
 #include <algorithm>
 
 namespace dps {
 
-Activity::~Activity() = default;
+Activity* Activity::make(const detail::OpType& type) {
+  const std::size_t align = std::max(alignof(Activity), type.body_align);
+  const std::size_t offset = (sizeof(Activity) + type.body_align - 1) / type.body_align * type.body_align;
+  void* block = ::operator new(offset + type.body_size, std::align_val_t{align});
+  auto* a = new (block) Activity(std::align_val_t{align});
+  try {
+    a->body_ = type.make_body(static_cast<std::byte*>(block) + offset);
+  } catch (...) {
+    ::operator delete(block, std::align_val_t{align});
+    throw;
+  }
+  return a;
+}
+
+void Activity::free(Activity* a) noexcept {
+  const std::align_val_t align = a->align_;
+  a->body_->~Body();
+  a->~Activity();
+  ::operator delete(static_cast<void*>(a), align);
+}
 
 Activity* Thread::create(const GraphCore& g, std::uint32_t vertex, CallId call) {
-  Activity* a = g[vertex].type->make_activity();
+  Activity* a = Activity::make(*g[vertex].type);
   a->thread = this;
   a->graph = &g;
   a->vertex = vertex;
@@ -73,7 +92,7 @@ void Thread::destroy(Activity& a) {
     auto it = homes_.find(a.out_frame);
     if (it != homes_.end() && it->second.producer == &a) it->second.producer = nullptr;
   }
-  delete &a;
+  Activity::free(&a);
 }
 
 // A merge's single output leaves when the merge ends, once it is sure there is exactly one.
@@ -149,6 +168,9 @@ void yield_to_waiting(Activity& a) {
   t.yielded_.push_back(&a);
   t.drain_ = true;
 }
+
+Payload& payload_of(Envelope& e) noexcept { return e.payload; }
+void free_envelope(Envelope* e) noexcept { delete e; }
 
 Envelope* take_input(Activity& a) {
   if (a.inputs.empty()) return nullptr;

@@ -2,6 +2,8 @@
 #include "dps/application.hpp"
 
 #include "dps/cli.hpp"
+#include "dps/kernel/context.hpp"
+#include "dps/kernel/runtime.hpp"
 #include "dps/local_backend.hpp"
 #include "dps/trace_file.hpp"
 
@@ -18,12 +20,14 @@
 
 namespace dps {
 
-void detail::mark_phase(Runtime& runtime, std::string_view name, bool begin) {
+namespace {
+void mark_phase(Runtime& runtime, std::string_view name, bool begin) {
   if (TraceSink* sink = runtime.tracer()) sink->phase({name, begin, runtime.now()});
 }
+}  // namespace
 
 Phase::Phase(Runtime& runtime, std::string name) : runtime_(&runtime), name_(std::move(name)) {
-  detail::mark_phase(*runtime_, name_, true);
+  mark_phase(*runtime_, name_, true);
 }
 
 Phase::Phase(Phase&& other) noexcept
@@ -31,7 +35,7 @@ Phase::Phase(Phase&& other) noexcept
 
 void Phase::end() {
   if (!runtime_) return;
-  detail::mark_phase(*runtime_, name_, false);
+  mark_phase(*runtime_, name_, false);
   runtime_ = nullptr;
 }
 
@@ -143,6 +147,25 @@ void Application::sleep_until(double time) {
 void Application::trace_cores(NodeId node) {
   if (const unsigned cores = backend_->cores(node); trace_file_ && cores > 0)
     trace_file_->info("cores." + std::to_string(node), std::to_string(cores));
+}
+
+double Application::now() const { return backend_->now(); }
+std::size_t Application::nodes() const { return backend_->nodes().size(); }
+std::vector<NodeId> Application::node_ids() const { return backend_->nodes(); }
+NodeId Application::local_node() const { return backend_->local_node(); }
+bool Application::can_add_nodes() const { return backend_->can_add_nodes(); }
+unsigned Application::cores(NodeId node) const { return backend_->cores(node); }
+std::size_t Application::workers() const { return backend_->workers(); }
+double Application::speed(NodeId node) const { return backend_->speed(node); }
+bool Application::simulated() const { return backend_->steps_yield(); }  // only the simulator's steps yield
+bool Application::models_compute() const { return backend_->models_compute(); }
+bool Application::allocates_payloads() const { return backend_->allocates_payloads(); }
+ResizePolicy* Application::resize_policy() const { return backend_->resize_policy(); }
+void Application::trace_to(TraceSink* sink) { runtime_->trace_to(sink); }
+
+ThreadsCore& detail::make_collection(Runtime& runtime, std::string name, StateFactory factory, const StateType& state,
+                                     bool default_state) {
+  return runtime.make_collection(std::move(name), std::move(factory), state, default_state);
 }
 
 NodeId Application::add_node() { return add_nodes(1).front(); }

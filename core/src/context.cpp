@@ -1,12 +1,12 @@
 // Per-OS-thread execution context, and the small allocation and waiting hooks of the public headers.
-#include "dps/detail/context.hpp"
+#include "dps/kernel/context.hpp"
 #include "dps/backend.hpp"
 #include "dps/compute.hpp"
-#include "dps/envelope.hpp"
+#include "dps/kernel/envelope.hpp"
 #include "dps/future.hpp"
 #include "dps/operation.hpp"
-#include "dps/runtime.hpp"
-#include "dps/thread.hpp"
+#include "dps/kernel/runtime.hpp"
+#include "dps/kernel/thread.hpp"
 
 #include <tbb/scalable_allocator.h>
 

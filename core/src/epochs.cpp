@@ -1,6 +1,6 @@
 // Epoch-based reclamation (see detail/epochs.hpp): one record per OS thread that ever took a guard,
 // reused when that thread ends, and one global epoch.
-#include "dps/detail/epochs.hpp"
+#include "dps/kernel/epochs.hpp"
 
 namespace dps::detail {
 

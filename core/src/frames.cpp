@@ -1,9 +1,9 @@
 // The split-frame protocol (see detail/frames.hpp): homes count and give credit, the first thread to
 // register for a frame owns its merge, other receivers forward to it.
-#include "dps/detail/frames.hpp"
+#include "dps/kernel/frames.hpp"
 
-#include "dps/runtime.hpp"
-#include "dps/thread.hpp"
+#include "dps/kernel/runtime.hpp"
+#include "dps/kernel/thread.hpp"
 
 namespace dps {
 

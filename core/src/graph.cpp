@@ -1,6 +1,9 @@
 // Building a graph: every merge and stream must close the frame of a split (or stream) before it.
 #include "dps/graph.hpp"
 
+#include "dps/kernel/graph_core.hpp"
+#include "dps/kernel/runtime.hpp"
+
 #include <dps/trace/names.hpp>
 
 #include <cxxabi.h>
@@ -52,6 +55,18 @@ std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& verti
   }
   if (!open.empty()) throw GraphError(where(open.back()) + " has no merge after it to collect its outputs");
   return graph;
+}
+
+std::shared_ptr<const GraphCore> make_graph(Runtime& runtime, std::string name, const VertexList& vertices) {
+  return runtime.adopt(build_graph(std::move(name), vertices));
+}
+
+const VertexList& vertices_of(const GraphCore& graph) noexcept { return graph.vertices; }
+const std::string& name_of(const GraphCore& graph) noexcept { return graph.name; }
+Backend* driver_of(const Runtime& runtime) noexcept { return &runtime.backend(); }
+
+void start_call(Runtime& runtime, std::shared_ptr<const GraphCore> graph, Payload input, std::unique_ptr<CallBase> call) {
+  runtime.start_call(std::move(graph), std::move(input), std::move(call));
 }
 
 }  // namespace detail

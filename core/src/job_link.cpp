@@ -1,4 +1,4 @@
-#include "dps/job_link.hpp"
+#include "dps/kernel/job_link.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,9 +1,9 @@
 // LocalBackend: strands on a TBB arena; nodes are labels.
 #include "dps/local_backend.hpp"
 
-#include "dps/detail/strands.hpp"
-#include "dps/runtime.hpp"
-#include "dps/thread.hpp"
+#include "dps/kernel/strands.hpp"
+#include "dps/kernel/runtime.hpp"
+#include "dps/kernel/thread.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -18,8 +18,8 @@ void PackedNodes::reserve(std::size_t threads) {
 }
 
 void PackedNodes::release(std::size_t threads) {
-  const NodeId here = app_.backend().local_node();
-  while (app_.backend().can_add_nodes() && nodes_.size() > std::max<std::size_t>(nodes_for(threads), 1) && nodes_.back() != here) {
+  const NodeId here = app_.local_node();
+  while (app_.can_add_nodes() && nodes_.size() > std::max<std::size_t>(nodes_for(threads), 1) && nodes_.back() != here) {
     app_.remove_node(nodes_.back());
     nodes_.pop_back();
   }

@@ -1,5 +1,5 @@
 // The runtime: registry of collections, threads, graphs and calls; routing and delivery.
-#include "dps/runtime.hpp"
+#include "dps/kernel/runtime.hpp"
 
 #include "dps/errors.hpp"
 

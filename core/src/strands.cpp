@@ -1,5 +1,5 @@
 // Strands' default worker count: the CPUs this process may use.
-#include "dps/detail/strands.hpp"
+#include "dps/kernel/strands.hpp"
 
 #include <sched.h>
 

@@ -1,10 +1,10 @@
 // The DPS thread as a strand: its message loop, leaves, and its lifecycle (retirement, migration).
-#include "dps/thread.hpp"
+#include "dps/kernel/thread.hpp"
 
-#include "dps/detail/context.hpp"
+#include "dps/kernel/context.hpp"
 #include "dps/errors.hpp"
-#include "dps/runtime.hpp"
-#include "dps/threads.hpp"
+#include "dps/kernel/runtime.hpp"
+#include "dps/kernel/threads_core.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -20,7 +20,7 @@ Thread::Thread(Runtime& runtime, ThreadsCore& collection, std::uint64_t uid, Nod
 Thread::~Thread() {
   for (Activity* a : activities_) {
     for (Envelope* e : a->inputs) delete e;
-    delete a;
+    Activity::free(a);
   }
   for (auto& [frame, slot] : slots_)
     for (Envelope* e : slot.waiting) delete e;
@@ -265,6 +265,16 @@ void Thread::settle() {
     gone_ = true;
     runtime_.thread_gone(*this);
   }
+}
+
+// What operations ask about the thread they run on (operation.hpp).
+void* detail::thread_state(Thread& t) noexcept { return t.state(); }
+NodeId detail::thread_node(const Thread& t) noexcept { return t.node(); }
+std::ptrdiff_t detail::thread_index(const Thread& t) noexcept { return t.collection().index_of(t); }
+std::size_t detail::collection_size(const Thread& t) noexcept { return t.collection().size(); }
+void detail::mark_phase(Thread& t, std::string_view name, bool begin) {
+  Runtime& runtime = t.runtime();
+  if (TraceSink* sink = runtime.tracer()) sink->phase({name, begin, runtime.now()});
 }
 
 }  // namespace dps

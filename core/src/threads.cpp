@@ -1,7 +1,8 @@
 // Thread collections: the table routes read without locks, replaced on every change.
-#include "dps/threads.hpp"
+#include "dps/kernel/threads_core.hpp"
 
-#include "dps/runtime.hpp"
+#include "dps/kernel/runtime.hpp"
+#include "dps/threads.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -95,6 +96,40 @@ void ThreadsCore::publish(std::vector<Thread*> threads) {
   if (!old) return;
   runtime_.graveyard().bury([old = std::shared_ptr<const std::vector<Thread*>>(old)] { return true; });
   runtime_.graveyard().collect();
+}
+
+// What a collection's handle asks (threads.hpp).
+const std::string& detail::collection_name(const ThreadsCore& c) noexcept { return c.name(); }
+std::size_t detail::collection_size(const ThreadsCore& c) noexcept { return c.size(); }
+Backend* detail::driver_of(const ThreadsCore& c) noexcept { return &c.runtime().backend(); }
+
+NodeId detail::thread_node(const ThreadsCore& c, std::size_t index) {
+  EpochGuard guard;
+  return c.at(index).node();
+}
+
+void detail::add_threads(ThreadsCore& c, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) c.add(c.next_node());
+}
+
+void detail::add_thread_on(ThreadsCore& c, NodeId node) { c.add(node); }
+
+void detail::remove_thread(ThreadsCore& c, std::size_t index, bool state_travels, HandBack hand_back) {
+  Thread& t = c.detach(index);
+  Runtime& runtime = c.runtime();
+  if (!runtime.hosts(t) && !state_travels) {
+    hand_back(nullptr, std::make_exception_ptr(std::logic_error(
+                           t.name() + " lives on node " + std::to_string(t.node()) +
+                           " and its state type has no cereal serialize(), so it cannot be handed back here")));
+    runtime.retire(t, [](StateBox*, std::exception_ptr) {});
+    return;
+  }
+  runtime.retire(t, std::move(hand_back));
+}
+
+Future<void> detail::migrate_thread(ThreadsCore& c, std::size_t index, NodeId node) {
+  EpochGuard guard;  // until its mailbox has the request: the thread cannot be gone before
+  return c.runtime().migrate(c.at(index), node);
 }
 
 }  // namespace dps

@@ -1,7 +1,7 @@
 // Envelope frames: fixed fields, the frame stack, then the payload.
 #include "dps/net/codec.hpp"
 
-#include "dps/thread.hpp"
+#include "dps/kernel/thread.hpp"
 
 #include <memory>
 #include <string>

@@ -6,7 +6,7 @@
 #include "dps/errors.hpp"
 #include "dps/graph.hpp"
 #include "dps/net/codec.hpp"
-#include "dps/thread.hpp"
+#include "dps/kernel/thread.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -5,7 +5,7 @@
 
 #include "dps/errors.hpp"
 #include "dps/net/codec.hpp"
-#include "dps/thread.hpp"
+#include "dps/kernel/thread.hpp"
 
 #include <unistd.h>
 

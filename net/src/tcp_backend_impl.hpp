@@ -4,13 +4,13 @@
 
 #include "remote_trace.hpp"
 
-#include "dps/detail/strands.hpp"
+#include "dps/kernel/strands.hpp"
 #include "dps/net/auth.hpp"
 #include "dps/net/connection.hpp"
 #include "dps/net/launcher.hpp"
 #include "dps/net/protocol.hpp"
 #include "dps/net/tcp_backend.hpp"
-#include "dps/runtime.hpp"
+#include "dps/kernel/runtime.hpp"
 
 #include <asio.hpp>
 

@@ -3,13 +3,15 @@
 // simulator for adaptive parallel applications", Fig. 5).
 #include "dps/sim/sim_backend.hpp"
 
-#include "dps/job_link.hpp"
+#include "dps/sim/engine.hpp"
+
+#include "dps/kernel/job_link.hpp"
 #include "statistics.hpp"
 
-#include "dps/detail/strands.hpp"
+#include "dps/kernel/strands.hpp"
 #include "dps/errors.hpp"
-#include "dps/runtime.hpp"
-#include "dps/thread.hpp"
+#include "dps/kernel/runtime.hpp"
+#include "dps/kernel/thread.hpp"
 #include "dps/trace.hpp"
 
 #include <sys/resource.h>
@@ -539,11 +541,11 @@ struct SimBackend::Impl final : Listener, TraceSink {
   std::optional<JobLink> link;  // run by dps-cluster: its scheduler
 };
 
-SimBackend::SimBackend(std::shared_ptr<Engine> engine, SimOptions options)
-    : impl_(std::make_unique<Impl>(std::move(engine), std::move(options))) {}
+SimBackend::SimBackend(const SimulatedCluster& cluster, SimOptions options)
+    : impl_(std::make_unique<Impl>(cluster.engine_, std::move(options))) {}
 
 SimBackend::SimBackend(ClusterModel model, SimOptions options)
-    : SimBackend(std::make_shared<Engine>(std::move(model)), std::move(options)) {}
+    : SimBackend(SimulatedCluster(std::move(model)), std::move(options)) {}
 
 SimBackend::~SimBackend() {
   Impl& s = *impl_;
@@ -558,7 +560,6 @@ SimBackend::~SimBackend() {
   for (NodeId n : s.live) s.engine->release(s.vnode(n));
 }
 
-Engine& SimBackend::engine() noexcept { return *impl_->engine; }
 Report SimBackend::report() const { return impl_->report(); }
 void SimBackend::write_statistics(std::ostream& out) const {
   impl_->stats.write(out, impl_->stopped ? impl_->ended : impl_->engine->now());

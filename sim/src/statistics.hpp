@@ -4,7 +4,7 @@
 // applications", §5.4) derived from the engine's timelines.
 #pragma once
 
-#include "dps/envelope.hpp"
+#include "dps/kernel/envelope.hpp"
 #include "dps/sim/engine.hpp"
 
 #include <cstdint>

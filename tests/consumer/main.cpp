@@ -1,7 +1,9 @@
-// An outside project: includes the installed headers and links dps::dps.
+// An outside project: includes only <dps/dps.hpp> and links dps::dps (node processes over TCP), or,
+// built again with DPS_SIM, dps::sim (the same program in the simulator).
 #include <dps/dps.hpp>
 
 #include <cstdio>
+#include <exception>
 
 struct N {
   long v;
@@ -16,7 +18,10 @@ struct Fan : dps::Split<N, N> {
   }
 };
 struct Id : dps::Leaf<N, N> {
-  N execute(const N& n) { return n; }
+  N execute(const N& n) {
+    dps::compute(1e-3, [] {});  // under partial direct execution: 1 ms charged
+    return n;
+  }
 };
 struct Sum : dps::Merge<N, N> {
   dps::Step execute(N n) {
@@ -25,9 +30,14 @@ struct Sum : dps::Merge<N, N> {
   }
 };
 
-int main() {
-  dps::Application app(dps::ApplicationOptions{.nodes = 2, .workers = 2});
-  auto workers = app.threads<dps::Stateless>("workers", 2);
-  auto graph = app.graph(dps::op<Fan>(workers) >> dps::op<Id>(workers) >> dps::op<Sum>(workers));
-  std::printf("consumer: %ld\n", graph.call(N{100}).get().v);
+int main(int argc, char** argv) try {
+  dps::Application app(argc, argv);
+  auto master = app.threads<dps::Stateless>("master", 1);
+  auto workers = app.threads<dps::Stateless>("workers", app.nodes());
+  auto graph = app.graph(dps::op<Fan>(master) >> dps::op<Id>(workers) >> dps::op<Sum>(master));
+  const long sum = graph.call(N{100}).get().v;
+  std::printf("consumer: %ld on %zu nodes, %s\n", sum, app.nodes(), app.simulated() ? "simulated" : "real");
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "consumer: %s\n", e.what());
+  return 1;
 }

@@ -2,7 +2,7 @@
 #include "decoder_input.hpp"
 
 #include <dps/net/connection.hpp>
-#include <dps/thread.hpp>
+#include <dps/kernel/thread.hpp>
 
 #include <sys/socket.h>
 

@@ -30,6 +30,8 @@
 // workers and quota, and speeds within 10 %, form one group. Last line: JSON with the figures.
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
+#include <dps/kernel/context.hpp>  // which backend runs the calling step
+#include <dps/kernel/runtime.hpp>
 #include <dps/net/tcp_backend.hpp>
 #include <dps/sim/model.hpp>
 

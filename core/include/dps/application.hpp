@@ -12,10 +12,8 @@
 #pragma once
 
 #include "dps/backend.hpp"
-#include "dps/detail/context.hpp"
-#include "dps/detail/state_box.hpp"
 #include "dps/graph.hpp"
-#include "dps/runtime.hpp"
+#include "dps/thread_state.hpp"
 #include "dps/threads.hpp"
 #include "dps/trace.hpp"
 
@@ -51,10 +49,15 @@ namespace detail {
 // command_line.rest; the help lists those options.
 std::unique_ptr<Backend> command_line_backend(CommandLine& command_line);
 const char* command_line_backend_help();
+// A new thread collection of the application's runtime (application.cpp).
+ThreadsCore& make_collection(Runtime& runtime, std::string name, StateFactory factory, const StateType& state,
+                             bool default_state);
 }  // namespace detail
 
+class ResizePolicy;
+
 // A user phase (e.g. an LU iteration), recorded in the trace from construction to end().
-class Phase {
+class [[nodiscard]] Phase {
  public:
   Phase(Runtime& runtime, std::string name);
   Phase(Phase&& other) noexcept;
@@ -91,7 +94,7 @@ class Application {
   const std::vector<std::string>& args() const noexcept { return args_; }
 
   // Seconds since the application started: simulated time in a simulation.
-  double now() const { return backend_->now(); }
+  double now() const;
   // Lets time pass: sleeps, or runs the simulated cluster that long (main's own code takes no
   // simulated time). E.g. remove threads 2 s into a call: f = g.call(x); app.sleep_for(2s); ...
   template <class Rep, class Period>
@@ -100,9 +103,28 @@ class Application {
   }
   void sleep_until(double time);
 
-  std::size_t nodes() const { return backend_->nodes().size(); }
-  std::vector<NodeId> node_ids() const { return backend_->nodes(); }
+  std::size_t nodes() const;
+  std::vector<NodeId> node_ids() const;
+  NodeId local_node() const;       // the node `main` runs on (where a coordinating thread goes)
+  unsigned cores(NodeId node) const;  // 0 when unknown
+  std::size_t workers() const;        // OS threads running DPS threads in this process
+  // A node's speed per core relative to the model's reference (simulated), 0 when unknown: what a
+  // partition by speed weighs nodes with.
+  double speed(NodeId node) const;
+
+  // Under simulation main's code takes no simulated time, and partial direct execution
+  // (models_compute) charges dps::compute's estimates instead of running them; without
+  // allocates_payloads (NOALLOC) LargeArrays hold no data. A check of results needs all three false.
+  bool simulated() const;
+  bool models_compute() const;
+  bool allocates_payloads() const;
+  // The scheduler that answers this application's resize points when one runs it (a cluster
+  // scheduler, simulated or real); null otherwise (see resize_policy.hpp).
+  ResizePolicy* resize_policy() const;
   NodeId add_node();
+  // Whether add_node can start a node (not when an external launcher, srun or mpirun, fixed them):
+  // an application that may grow again keeps the nodes it cannot get back.
+  bool can_add_nodes() const;
   std::vector<NodeId> add_nodes(std::size_t count);  // their processes start together
   // Migrates every thread of `node` to the other nodes, then stops it.
   void remove_node(NodeId node);
@@ -123,11 +145,12 @@ class Application {
     return Graph<In, Out>(*runtime_, chain, std::move(name));
   }
 
-  void trace_to(TraceSink* sink) { runtime_->trace_to(sink); }
-  Phase phase(std::string name) { return Phase(*runtime_, std::move(name)); }
+  void trace_to(TraceSink* sink);
+  // A user phase of the trace, from now until the returned guard ends (keep it in a variable).
+  [[nodiscard]] Phase phase(std::string name) { return Phase(*runtime_, std::move(name)); }
 
+  // The kernel running the application (opaque here: for the kernel's own tools and tests).
   Runtime& runtime() noexcept { return *runtime_; }
-  Backend& backend() noexcept { return *backend_; }
 
  private:
   using BackendMaker = std::unique_ptr<Backend> (*)(CommandLine&);
@@ -137,8 +160,8 @@ class Application {
   template <class State, class Make>
   Threads<State> make_threads(std::string name, std::size_t count, Make make, bool default_state) {
     (void)&detail::state_type_at_startup<State>;
-    ThreadsCore& core = runtime_->make_collection(
-        std::move(name),
+    ThreadsCore& core = detail::make_collection(
+        *runtime_, std::move(name),
         [make](std::size_t index) {
           return std::unique_ptr<detail::StateBox>(new detail::StateBoxOf<State>(make(index)));
         },

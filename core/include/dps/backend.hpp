@@ -10,7 +10,7 @@
 #pragma once
 
 #include "dps/compute.hpp"
-#include "dps/envelope.hpp"
+#include "dps/ids.hpp"
 #include "dps/priority.hpp"
 
 #include <cstddef>
@@ -21,6 +21,7 @@
 
 namespace dps {
 
+struct Envelope;
 class ResizePolicy;
 class Runtime;
 class Thread;
@@ -86,6 +87,8 @@ class Backend {
 
   // --- time and modelling ---
   virtual unsigned cores(NodeId node) const { return (void)node, 0u; }  // a node's cores, 0 when unknown
+  // The OS threads that run DPS threads in this process (the simulator's one runs them all).
+  virtual std::size_t workers() const noexcept { return 1; }
   // A node's relative speed per core (the simulator's model), 0 when unknown: what a partition by
   // speed weighs nodes with.
   virtual double speed(NodeId node) const { return (void)node, 0.0; }

@@ -17,15 +17,15 @@
 // stream) before it, every split is closed by a merge after it; otherwise dps::GraphError.
 #pragma once
 
-#include "dps/detail/graph_core.hpp"
 #include "dps/errors.hpp"
 #include "dps/future.hpp"
 #include "dps/operation.hpp"
 #include "dps/route.hpp"
-#include "dps/runtime.hpp"
 #include "dps/threads.hpp"
+#include "dps/vertex.hpp"
 
 #include <memory>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -34,7 +34,8 @@
 
 namespace dps {
 
-using VertexList = std::vector<std::shared_ptr<const VertexSpec>>;
+class Runtime;    // the kernel of one application
+struct GraphCore;  // a graph as the kernel runs it
 
 template <class In, class Out>
 class Chain {
@@ -55,7 +56,24 @@ struct DefaultRoute {};
 
 namespace detail {
 
-std::shared_ptr<GraphCore> build_graph(std::string name, const VertexList& vertices);  // throws GraphError
+// A call in progress: receives the graph's single output, or its failure.
+class CallBase {
+ public:
+  explicit CallBase(std::shared_ptr<const GraphCore> graph) : graph(std::move(graph)) {}
+  virtual ~CallBase() = default;
+  virtual void complete(Payload&& result) = 0;
+  virtual void fail(std::exception_ptr error) = 0;
+  std::shared_ptr<const GraphCore> graph;
+};
+
+// What a graph asks the kernel (graph.cpp).
+std::shared_ptr<const GraphCore> make_graph(Runtime& runtime, std::string name,
+                                            const VertexList& vertices);  // throws GraphError
+const VertexList& vertices_of(const GraphCore& graph) noexcept;
+const std::string& name_of(const GraphCore& graph) noexcept;
+Backend* driver_of(const Runtime& runtime) noexcept;  // what waits on the call's future
+void start_call(Runtime& runtime, std::shared_ptr<const GraphCore> graph, Payload input,
+                std::unique_ptr<CallBase> call);
 // An operation type's name in traces and errors: its class name without namespaces.
 std::string operation_name(const std::type_info& type);
 
@@ -68,8 +86,8 @@ void run_leaf(Thread& t, Payload& p) {
 }
 
 template <class Op>
-Activity* make_activity() {
-  return new ActivityOf<Op>();
+Body* make_body(void* at) {
+  return new (at) BodyOf<Op>();
 }
 
 template <class Op>
@@ -77,11 +95,14 @@ const OpType& op_type() {
   using In = typename Op::input_type;
   using Out = typename Op::output_type;
   static const OpType& type = Registry<OpType>::add([] {
-    OpType t{typeid(Op).name(), &typeid(Op), Op::kind, nullptr, nullptr, &Payload::load<In>, &Payload::load<Out>};
-    if constexpr (Op::kind == OpKind::Leaf)
+    OpType t{typeid(Op).name(), &typeid(Op), Op::kind, nullptr, nullptr, 0, 1, &Payload::load<In>, &Payload::load<Out>};
+    if constexpr (Op::kind == OpKind::Leaf) {
       t.run_leaf = &run_leaf<Op>;
-    else
-      t.make_activity = &make_activity<Op>;
+    } else {
+      t.make_body = &make_body<Op>;
+      t.body_size = sizeof(BodyOf<Op>);
+      t.body_align = alignof(BodyOf<Op>);
+    }
     return t;
   }());
   return type;
@@ -188,19 +209,19 @@ class Graph {
   using output_type = Out;
 
   Graph(Runtime& runtime, const Chain<In, Out>& chain, std::string name = "graph")
-      : runtime_(&runtime), core_(runtime.adopt(detail::build_graph(std::move(name), chain.vertices()))) {}
+      : runtime_(&runtime), core_(detail::make_graph(runtime, std::move(name), chain.vertices())) {}
 
   // Starts a call; the future holds the graph's output, or an OperationError naming what failed.
   Future<Out> call(In input) const {
-    Promise<Out> promise(&runtime_->backend());
+    Promise<Out> promise(detail::driver_of(*runtime_));
     Future<Out> result = promise.future();
-    runtime_->start_call(core_, Payload::of(std::move(input)),
-                         std::make_unique<detail::CallOf<Out>>(core_, std::move(promise)));
+    detail::start_call(*runtime_, core_, Payload::of(std::move(input)),
+                       std::make_unique<detail::CallOf<Out>>(core_, std::move(promise)));
     return result;
   }
 
-  Chain<In, Out> chain() const { return Chain<In, Out>(core_->vertices); }
-  const std::string& name() const noexcept { return core_->name; }
+  Chain<In, Out> chain() const { return Chain<In, Out>(detail::vertices_of(*core_)); }
+  const std::string& name() const noexcept { return detail::name_of(*core_); }
 
  private:
   Runtime* runtime_;

@@ -10,7 +10,6 @@
 // elements out of it.
 #pragma once
 
-#include "dps/detail/context.hpp"
 #include "dps/wire_archive.hpp"
 #include "dps/wire_size.hpp"
 
@@ -26,6 +25,10 @@
 #include <type_traits>
 
 namespace dps {
+
+namespace detail {
+bool payload_allocation_enabled() noexcept;  // false in NOALLOC simulations
+}  // namespace detail
 
 template <class T>
 class LargeArray {

@@ -29,7 +29,7 @@ class LocalBackend final : public Backend {
   bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
   void quiesce() override;
   double now() const override;
-  std::size_t workers() const noexcept;
+  std::size_t workers() const noexcept override;
 
  private:
   struct Impl;

@@ -30,10 +30,9 @@
 //   `Block b{LargeArray<double>(n), k}; co_await post(std::move(b));`
 #pragma once
 
-#include "dps/activity.hpp"
-#include "dps/detail/graph_core.hpp"
+#include "dps/ids.hpp"
 #include "dps/payload.hpp"
-#include "dps/thread.hpp"
+#include "dps/type_registry.hpp"
 
 #include <coroutine>
 #include <cstddef>
@@ -43,6 +42,9 @@
 #include <utility>
 
 namespace dps {
+
+class Activity;  // the kernel's record of one execution of a split, merge or stream
+struct Envelope;
 
 // The coroutine type of split, merge and stream `execute`.
 class Step {
@@ -86,6 +88,24 @@ struct Stateless {
 
 namespace detail {
 
+// What the awaiters below ask the kernel; all run on the activity's own thread.
+bool post_now(Activity& a, Payload& value);    // posts unless it must wait: true when posted
+void post_later(Activity& a, Payload& value);  // suspends; the post happens before it resumes
+bool input_ready(Activity& a);                 // next() can return without suspending
+void wait_input(Activity& a);                  // suspends until input or end of frame
+Envelope* take_input(Activity& a);             // the next input, or nullptr at end of frame
+Payload& payload_of(Envelope& e) noexcept;
+void free_envelope(Envelope* e) noexcept;
+bool nothing_waiting(Activity& a);             // yield() can go on at once: no message waits for the thread
+void yield_to_waiting(Activity& a);            // suspends until the messages waiting now are handled
+
+// What an operation asks the kernel about the DPS thread it runs on.
+void* thread_state(Thread& t) noexcept;
+NodeId thread_node(const Thread& t) noexcept;
+std::ptrdiff_t thread_index(const Thread& t) noexcept;  // in its collection; -1 once removed
+std::size_t collection_size(const Thread& t) noexcept;  // the threads its collection has now
+void mark_phase(Thread& t, std::string_view name, bool begin);  // into the trace, if any
+
 class [[nodiscard]] PostAwaiter {
  public:
   PostAwaiter(Activity& a, Payload value) : a_(&a), value_(std::move(value)) {}
@@ -107,8 +127,8 @@ class [[nodiscard]] NextAwaiter {
   std::optional<In> await_resume() {
     Envelope* e = take_input(*a_);
     if (!e) return std::nullopt;
-    std::optional<In> value(e->payload.take<In>());
-    delete e;
+    std::optional<In> value(payload_of(*e).take<In>());
+    free_envelope(e);
     return value;
   }
 
@@ -129,8 +149,6 @@ class [[nodiscard]] YieldAwaiter {
 
 struct OpAccess;
 
-void mark_phase(Runtime& runtime, std::string_view name, bool begin);  // into the trace, if any
-
 }  // namespace detail
 
 template <class In, class Out, class State>
@@ -141,13 +159,16 @@ class Operation {
   using state_type = State;
 
  protected:
-  State& thread() noexcept { return *static_cast<State*>(thread_->state()); }
+  State& thread() noexcept { return *static_cast<State*>(detail::thread_state(*thread_)); }
   // A user phase of the trace (e.g. an LU iteration) begun or ended now, on whichever node this runs:
   // phases whose bounds only operations know, and which may overlap.
-  void begin_phase(std::string_view name) const { detail::mark_phase(thread_->runtime(), name, true); }
-  void end_phase(std::string_view name) const { detail::mark_phase(thread_->runtime(), name, false); }
-  NodeId node() const noexcept { return thread_->node(); }
-  const Thread& dps_thread() const noexcept { return *thread_; }
+  void begin_phase(std::string_view name) const { detail::mark_phase(*thread_, name, true); }
+  void end_phase(std::string_view name) const { detail::mark_phase(*thread_, name, false); }
+  NodeId node() const noexcept { return detail::thread_node(*thread_); }
+  // The position of the thread this runs on in its collection (-1 once it was removed), and the
+  // collection's size now: what an operation that splits work among its collection's threads needs.
+  std::ptrdiff_t thread_index() const noexcept { return detail::thread_index(*thread_); }
+  std::size_t collection_size() const noexcept { return detail::collection_size(*thread_); }
 
   Activity* activity_ = nullptr;  // null for leaves
 
@@ -209,14 +230,22 @@ struct OpAccess {
   }
 };
 
-// The activity of one execution of a split, merge or stream `Op`.
-template <class Op>
-class ActivityOf final : public Activity {
+// The coroutine of one execution of a split, merge or stream, as the kernel drives it.
+class Body {
  public:
-  void start(Payload&& first) override {
-    OpAccess::bind(op_, *thread, this);
+  virtual ~Body() = default;
+  // Builds the coroutine from the first input; it runs when the kernel resumes the handle.
+  virtual std::coroutine_handle<> start(Thread& thread, Activity& activity, Payload&& first) = 0;
+  virtual std::exception_ptr error() const noexcept = 0;
+};
+
+template <class Op>
+class BodyOf final : public Body {
+ public:
+  std::coroutine_handle<> start(Thread& thread, Activity& activity, Payload&& first) override {
+    OpAccess::bind(op_, thread, &activity);
     step_ = op_.execute(first.take<typename Op::input_type>());
-    handle = step_.handle();
+    return step_.handle();
   }
   std::exception_ptr error() const noexcept override { return step_.error(); }
 

@@ -14,7 +14,7 @@
 #pragma once
 
 #include "dps/application.hpp"
-#include "dps/detail/redistribution_graph.hpp"
+#include "dps/redistribution_graph.hpp"
 #include "dps/redistribution_plan.hpp"
 
 #include <cstddef>
@@ -33,7 +33,7 @@ class Redistribution {
  public:
   Redistribution(Application& app, Threads<State> threads)
       : app_(&app), threads_(threads), desk_(app.threads<detail::redistribution::Desk>("redistribution", 0)) {
-    desk_.add_on(app.backend().local_node());
+    desk_.add_on(app.local_node());
   }
 
   // Starts moving the array from `from` to `to`; the collection must hold a thread for every part of

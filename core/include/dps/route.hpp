@@ -13,8 +13,9 @@
 // state travels with the graph). A capturing lambda works only while all nodes share one process.
 #pragma once
 
-#include "dps/detail/registry.hpp"
-#include "dps/envelope.hpp"
+#include "dps/type_registry.hpp"
+#include "dps/ids.hpp"
+#include "dps/payload.hpp"
 
 #include <cereal/cereal.hpp>
 

@@ -10,7 +10,7 @@
 // that persists these events belongs to the trace tools, not to the kernel.
 #pragma once
 
-#include "dps/envelope.hpp"
+#include "dps/ids.hpp"
 
 #include <cstdint>
 #include <mutex>

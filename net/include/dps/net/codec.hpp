@@ -5,8 +5,8 @@
 //   Decoded d = decode(runtime, body);  runtime.enqueue(*d.to, d.envelope);   // receiver (d.to: see below)
 #pragma once
 
-#include "dps/envelope.hpp"
-#include "dps/runtime.hpp"
+#include "dps/kernel/envelope.hpp"
+#include "dps/kernel/runtime.hpp"
 #include "dps/wire_archive.hpp"
 
 #include <cstdint>

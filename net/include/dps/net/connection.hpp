@@ -16,7 +16,7 @@
 //   c->seal(std::move(last));                        // `last` is the final frame this end sends
 #pragma once
 
-#include "dps/envelope.hpp"
+#include "dps/kernel/envelope.hpp"
 #include "dps/net/frame.hpp"
 #include "dps/wire_archive.hpp"
 

@@ -16,7 +16,7 @@
 #pragma once
 
 #include "dps/backend.hpp"
-#include "dps/cluster_link.hpp"
+#include "dps/kernel/cluster_link.hpp"
 #include "dps/net/auth.hpp"
 
 #include <cstddef>
@@ -56,7 +56,7 @@ class TcpBackend final : public Backend, public ClusterLink {
   NodeId add_node() override;
   std::vector<NodeId> add_nodes(std::size_t count) override;  // their instances start together
   bool can_add_nodes() const override;
-  std::size_t workers() const noexcept;  // this process's (TcpOptions::workers)
+  std::size_t workers() const noexcept override;  // this process's (TcpOptions::workers)
   void remove_node(NodeId node) override;
   void schedule(Thread& thread, Priority priority) override;
   void send(NodeId from, Thread& to, Envelope* e) override;

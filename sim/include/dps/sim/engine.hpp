@@ -22,7 +22,7 @@
 // Several applications can share one engine, each on virtual nodes it acquires.
 #pragma once
 
-#include "dps/lane.hpp"
+#include "dps/kernel/lane.hpp"
 #include "dps/sim/model.hpp"
 #include "dps/sim/usage.hpp"
 

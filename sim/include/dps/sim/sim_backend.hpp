@@ -9,12 +9,14 @@
 //   ... graph.call(x).get();                        // runs the simulation until the call completes
 //   double predicted = app.now();
 //
-// Several applications can share one Engine (one simulated cluster), each on the nodes it acquires.
+// Several applications can share one SimulatedCluster, each on the nodes it acquires.
 #pragma once
 
 #include "dps/backend.hpp"
-#include "dps/sim/engine.hpp"
+#include "dps/sim/model.hpp"
+#include "dps/sim/simulated_cluster.hpp"
 
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -51,11 +53,10 @@ struct Report {
 
 class SimBackend final : public Backend {
  public:
-  SimBackend(std::shared_ptr<Engine> engine, SimOptions options);
-  SimBackend(ClusterModel model, SimOptions options);
+  SimBackend(const SimulatedCluster& cluster, SimOptions options);  // a share of a cluster
+  SimBackend(ClusterModel model, SimOptions options);               // a cluster of its own
   ~SimBackend() override;
 
-  Engine& engine() noexcept;
   Report report() const;
   // Per node CPU and network utilization over time, dynamic efficiency per phase and over time.
   void write_statistics(std::ostream& out) const;

@@ -13,6 +13,7 @@
 
 #include "dps/payload.hpp"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -24,12 +25,12 @@
 
 namespace dps {
 
-class Activity;
 class Thread;
 enum class OpKind : std::uint8_t { Split, Leaf, Merge, Stream };
 
 namespace detail {
 
+class Body;
 class StateBox;
 struct RouteFn;
 
@@ -73,7 +74,10 @@ struct OpType {
   const std::type_info* type;
   OpKind kind;
   void (*run_leaf)(Thread&, Payload&);  // leaf: replaces the input by the output
-  Activity* (*make_activity)();         // split, merge, stream
+  // Split, merge, stream: builds the body of one execution (the operation and its coroutine) at
+  // `at`, body_size bytes aligned to body_align that the kernel allocates with its own record.
+  Body* (*make_body)(void* at);
+  std::size_t body_size, body_align;
   Payload (*load_input)(WireReader&);
   Payload (*load_output)(WireReader&);
 };

@@ -3,7 +3,7 @@
 // push() returns true exactly when the mailbox was idle, i.e. when the caller must schedule the thread.
 #pragma once
 
-#include "dps/envelope.hpp"
+#include "dps/kernel/envelope.hpp"
 
 #include <atomic>
 

@@ -2,13 +2,15 @@
 // so that the kernel can migrate a thread without knowing what it holds.
 #pragma once
 
-#include "dps/detail/registry.hpp"
+#include "dps/type_registry.hpp"
 
 #include "dps/wire_archive.hpp"
 
 #include <cereal/cereal.hpp>
 
 #include <cstddef>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -27,6 +29,11 @@ class StateBox {
   virtual std::string save() const = 0;             // its image, in the wire's encoding
   virtual void load(const std::string& image) = 0;  // replaces the state by the image
 };
+
+// Builds the state of a collection's index-th thread (app.threads' `make`, or the default value).
+using StateFactory = std::function<std::unique_ptr<StateBox>(std::size_t index)>;
+// Receives a removed thread's final state, or (null state) the error that lost it.
+using HandBack = std::function<void(StateBox* state, std::exception_ptr error)>;
 
 template <class State>
 constexpr bool serializable_state = cereal::traits::is_output_serializable<State, WireWriter>::value&&

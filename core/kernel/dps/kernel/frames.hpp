@@ -8,7 +8,7 @@
 // frame's objects, one merge instance sees all of them, each exactly once.
 #pragma once
 
-#include "dps/envelope.hpp"
+#include "dps/kernel/envelope.hpp"
 
 #include <cstdint>
 #include <vector>

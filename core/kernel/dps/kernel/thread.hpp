@@ -7,13 +7,13 @@
 // manage threads through dps::Threads<State>. Backends call run().
 #pragma once
 
-#include "dps/activity.hpp"
-#include "dps/cluster_link.hpp"
-#include "dps/detail/envelope_cache.hpp"
-#include "dps/detail/frames.hpp"
-#include "dps/detail/mailbox.hpp"
-#include "dps/detail/state_box.hpp"
-#include "dps/envelope.hpp"
+#include "dps/kernel/activity.hpp"
+#include "dps/kernel/cluster_link.hpp"
+#include "dps/kernel/envelope_cache.hpp"
+#include "dps/kernel/frames.hpp"
+#include "dps/kernel/mailbox.hpp"
+#include "dps/thread_state.hpp"
+#include "dps/kernel/envelope.hpp"
 #include "dps/future.hpp"
 
 #include <atomic>

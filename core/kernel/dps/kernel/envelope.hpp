@@ -6,7 +6,8 @@
 // wire), so a payload is moved from its producer to its consumer and never copied.
 #pragma once
 
-#include "dps/lane.hpp"
+#include "dps/ids.hpp"
+#include "dps/kernel/lane.hpp"
 #include "dps/payload.hpp"
 
 #include <algorithm>
@@ -18,10 +19,6 @@ namespace dps {
 
 class Thread;
 struct GraphCore;
-
-using CallId = std::uint64_t;
-using FrameId = std::uint64_t;
-using NodeId = std::uint32_t;
 
 // One execution of a split (or stream): the objects it posts carry this frame until the matching merge.
 struct Frame {

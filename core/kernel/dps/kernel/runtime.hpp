@@ -7,12 +7,13 @@
 #pragma once
 
 #include "dps/backend.hpp"
-#include "dps/cluster_link.hpp"
-#include "dps/detail/epochs.hpp"
-#include "dps/detail/graph_core.hpp"
-#include "dps/envelope.hpp"
+#include "dps/kernel/cluster_link.hpp"
+#include "dps/kernel/epochs.hpp"
+#include "dps/kernel/graph_core.hpp"
+#include "dps/kernel/envelope.hpp"
 #include "dps/future.hpp"
-#include "dps/threads.hpp"
+#include "dps/graph.hpp"
+#include "dps/kernel/threads_core.hpp"
 #include "dps/trace.hpp"
 
 #include <tbb/concurrent_vector.h>
@@ -32,18 +33,6 @@
 #include <vector>
 
 namespace dps {
-
-namespace detail {
-// A call in progress: receives the graph's single output, or its failure.
-class CallBase {
- public:
-  explicit CallBase(std::shared_ptr<const GraphCore> graph) : graph(std::move(graph)) {}
-  virtual ~CallBase() = default;
-  virtual void complete(Payload&& result) = 0;
-  virtual void fail(std::exception_ptr error) = 0;
-  std::shared_ptr<const GraphCore> graph;
-};
-}  // namespace detail
 
 class Runtime {
  public:
@@ -149,35 +138,5 @@ class Runtime {
   std::atomic<std::uint64_t> next_uid_{0};
   std::atomic<std::size_t> next_node_{0};
 };
-
-template <class State>
-void Threads<State>::add(std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) core_->add(core_->next_node());
-}
-
-template <class State>
-Future<State> Threads<State>::remove(std::size_t index) {
-  Thread& t = core_->detach(index);
-  Promise<State> promise(&core_->runtime().backend());
-  if (!core_->runtime().hosts(t) && !detail::serializable_state<State>) {
-    promise.fail(std::make_exception_ptr(std::logic_error(
-        t.name() + " lives on node " + std::to_string(t.node()) +
-        " and its state type has no cereal serialize(), so it cannot be handed back here")));
-    core_->runtime().retire(t, [](detail::StateBox*, std::exception_ptr) {});
-    return promise.future();
-  }
-  core_->runtime().retire(t, [promise](detail::StateBox* box, std::exception_ptr error) mutable {
-    if (box)
-      promise.set(std::move(*static_cast<State*>(box->get())));
-    else
-      promise.fail(std::move(error));
-  });
-  return promise.future();
-}
-
-template <class State>
-Future<void> Threads<State>::migrate_thread(Thread& t, NodeId node) {
-  return core_->runtime().migrate(t, node);
-}
 
 }  // namespace dps

@@ -41,7 +41,4 @@ class ContextScope {
   Context saved_;
 };
 
-// Whether payload types should allocate their data (false in NOALLOC simulations).
-bool payload_allocation_enabled() noexcept;
-
 }  // namespace dps::detail

@@ -10,10 +10,10 @@
 //   strands.quiesce();            // until nothing is scheduled or running
 #pragma once
 
-#include "dps/detail/context.hpp"
-#include "dps/detail/epochs.hpp"
+#include "dps/kernel/context.hpp"
+#include "dps/kernel/epochs.hpp"
 #include "dps/priority.hpp"
-#include "dps/thread.hpp"
+#include "dps/kernel/thread.hpp"
 
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>

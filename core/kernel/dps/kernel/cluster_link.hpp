@@ -9,7 +9,8 @@
 //   runtime.link(&my_link);   // by the backend, before anything runs
 #pragma once
 
-#include "dps/envelope.hpp"
+#include "dps/kernel/envelope.hpp"
+#include "dps/thread_state.hpp"
 
 #include <exception>
 #include <functional>
@@ -20,14 +21,11 @@ namespace dps {
 class Thread;
 class ThreadsCore;
 struct GraphCore;
-namespace detail {
-class StateBox;
-}
 
 class ClusterLink {
  public:
   // A retired thread's final state, or (null state) the error that lost it.
-  using HandBack = std::function<void(detail::StateBox*, std::exception_ptr)>;
+  using HandBack = detail::HandBack;
   using Done = std::function<void(std::exception_ptr)>;
 
   virtual ~ClusterLink() = default;

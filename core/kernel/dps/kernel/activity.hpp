@@ -1,17 +1,20 @@
 // Activity: one running execution of a split, merge or stream, i.e. an operation instance whose
 // coroutine may suspend. Leaves are atomic and need none. The kernel creates an activity when the
 // operation's first input arrives, resumes it step by step on its thread, and destroys it when the
-// coroutine ends (or when its call fails).
+// coroutine ends (or when its call fails). One allocation holds the record and the operation's body.
 #pragma once
 
-#include "dps/detail/frames.hpp"
-#include "dps/detail/graph_core.hpp"
-#include "dps/envelope.hpp"
+#include "dps/kernel/envelope.hpp"
+#include "dps/kernel/frames.hpp"
+#include "dps/kernel/graph_core.hpp"
+#include "dps/operation.hpp"
 
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <new>
 
 namespace dps {
 
@@ -19,14 +22,15 @@ class Activity {
  public:
   enum class State : std::uint8_t { Created, Ready, Running, WaitInput, WaitCredit, Yielded, Finished };
 
-  Activity() = default;
+  // An activity of the operation `type` (a split, merge or stream), with its body; free() ends it.
+  static Activity* make(const detail::OpType& type);
+  static void free(Activity* a) noexcept;
   Activity(const Activity&) = delete;
   Activity& operator=(const Activity&) = delete;
-  virtual ~Activity();
 
   // Builds the coroutine from the first input; it runs when the thread resumes it.
-  virtual void start(Payload&& first) = 0;
-  virtual std::exception_ptr error() const noexcept = 0;
+  void start(Payload&& first) { handle = body_->start(*thread, *this, std::move(first)); }
+  std::exception_ptr error() const noexcept { return body_->error(); }
 
   const VertexSpec& spec() const noexcept { return (*graph)[vertex]; }
   OpKind kind() const noexcept { return spec().kind(); }
@@ -51,18 +55,13 @@ class Activity {
   FrameId in_frame = 0;
   detail::FrameSlot* slot = nullptr;
   std::deque<Envelope*> inputs;
+
+ private:
+  explicit Activity(std::align_val_t align) noexcept : align_(align) {}
+  ~Activity() = default;
+
+  detail::Body* body_ = nullptr;  // in the same block, after the record
+  std::align_val_t align_;        // the block's
 };
 
-namespace detail {
-
-// What the awaiters of operation.hpp ask the kernel; all run on the activity's own thread.
-bool post_now(Activity& a, Payload& value);    // posts unless it must wait: true when posted
-void post_later(Activity& a, Payload& value);  // suspends; the post happens before it resumes
-bool input_ready(Activity& a);                 // next() can return without suspending
-void wait_input(Activity& a);                  // suspends until input or end of frame
-Envelope* take_input(Activity& a);             // the next input, or nullptr at end of frame
-bool nothing_waiting(Activity& a);             // yield() can go on at once: no message waits for the thread
-void yield_to_waiting(Activity& a);            // suspends until the messages waiting now are handled
-
-}  // namespace detail
 }  // namespace dps
