@@ -8,6 +8,7 @@
 // Prints a line per figure, then one line of JSON.
 #include "median.hpp"
 
+#include <dps/cli.hpp>
 #include <dps/trace/reader.hpp>
 #include <dps/trace/statistics.hpp>
 #include <dps/trace/writer.hpp>
@@ -60,29 +61,24 @@ void write_synthetic(const std::string& path, std::size_t events) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string path;
-  int repeat = 15;
-  QSize size(1400, 900);
-  std::size_t events = 1'000'000;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " wants a value");
-      return argv[++i];
-    };
-    if (arg == "--trace") path = value();
-    else if (arg == "--repeat") repeat = std::stoi(value());
-    else if (arg == "--size") size = dps::viewer::image_size(value(), QSize(100, 100));
-    else if (arg == "--events") events = std::stoul(value());
-    else throw std::invalid_argument("unknown option " + arg + " (--trace FILE, --repeat N, --size WxH, --events N)");
-  }
+  std::string path, size_text = "1400x900";
+  long repeat = 15, events = 1'000'000;
+  dps::Cli cli("bench-viewer",
+               "The viewer's load and frame times on a trace: what is done once per file, and the median frame of the whole "
+               "run, of panning at 10x zoom and of a 1 % window.");
+  cli.option("--trace", path, "FILE  the trace to draw (default: a synthetic one, 64 threads on 8 nodes)")
+      .option("--events", events, "events of the synthetic trace (default 1000000)")
+      .option("--repeat", repeat, "frames of each kind; medians are reported (default 15)")
+      .option("--size", size_text, "WxH  the frames' size (default 1400x900)");
+  if (!cli.parse(argc, argv)) return 0;
+  const QSize size = dps::viewer::image_size(size_text, QSize(100, 100));
   dps::viewer::headless();
   QApplication app(argc, argv);
 
   const bool synthetic = path.empty();
   if (synthetic) {
     path = (std::filesystem::temp_directory_path() / ("bench-viewer-" + std::to_string(::getpid()) + ".dpstrace")).string();
-    write_synthetic(path, events);
+    write_synthetic(path, static_cast<std::size_t>(events));
   }
   const auto bytes = std::filesystem::file_size(path);
 
@@ -125,7 +121,7 @@ int main(int argc, char** argv) try {
               static_cast<double>(bytes) / static_cast<double>(count), synthetic ? " (synthetic)" : "");
   std::printf("once per file: read %.3f s, statistics %.3f s, Gantt rows %.3f s; the viewer's window opens in %.3f s\n",
               read_s, summary_s, rows_s, open_s);
-  std::printf("frame at %dx%d, median of %d: whole run %.1f ms, panning at 10x zoom %.1f ms, 1%% window %.1f ms\n",
+  std::printf("frame at %dx%d, median of %ld: whole run %.1f ms, panning at 10x zoom %.1f ms, 1%% window %.1f ms\n",
               size.width(), size.height(), repeat, fit_ms, pan_ms, zoom_ms);
   std::printf("{\"events\": %zu, \"bytes_per_event\": %.2f, \"read_s\": %.4f, \"statistics_s\": %.4f, \"rows_s\": %.4f, "
               "\"open_s\": %.4f, \"frame_fit_ms\": %.2f, \"frame_pan_ms\": %.2f, \"frame_zoom_ms\": %.2f}\n",

@@ -5,7 +5,9 @@
 //
 //   dps-cluster --workload data/swf/NASA-iPSC-1993-3.1-cln.swf.gz --scheduler easy
 //   dps-cluster --workload mix.json --scheduler conservative --jobs jobs.csv
+//   dps-cluster --workload docs/cluster/setup2.json --scheduler max-b-pr --threshold 0.05
 #include <dps/cli.hpp>
+#include <dps/cluster/reshape.hpp>
 #include <dps/cluster/schedulers.hpp>
 #include <dps/cluster/simulation.hpp>
 #include <dps/cluster/trace.hpp>
@@ -15,6 +17,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -24,9 +27,20 @@
 
 namespace {
 
-std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name) {
+// `threshold`: ReSHAPE's expand potential a growth needs, 0 when not given (the scenarios' own, 0.2).
+std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name, double threshold) {
+  dps::cluster::ReshapeOptions tuning;
+  if (threshold > 0) {
+    const auto& reshape = dps::cluster::ReshapeScheduler::scenarios();
+    if (std::find(reshape.begin(), reshape.end(), name) == reshape.end()) {
+      std::string names;
+      for (const std::string& s : reshape) names += (names.empty() ? "" : ", ") + s;
+      throw std::invalid_argument("--threshold is ReSHAPE's: it goes with --scheduler " + names + ", not '" + name + "'");
+    }
+    tuning.threshold = threshold;
+  }
   try {
-    return dps::cluster::scheduler_named(name);
+    return dps::cluster::scheduler_named(name, tuning);
   } catch (const std::invalid_argument&) {
     throw std::invalid_argument("--scheduler expects one of " + dps::cluster::scheduler_list() + ", got '" + name + "'");
   }
@@ -38,11 +52,12 @@ int main(int argc, char** argv) {
   return dps::run_main("dps-cluster", [&] {
     std::string workload_path, scheduler = "easy", jobs_path, model_path, logs, trace_path, mesh_text, allocation = "paging";
     long procs = 0;
-    double tau = 10;
+    double tau = 10, threshold = 0;  // threshold 0: not given (Cli takes positive numbers only)
     bool strict = false, io_column = false;
     dps::Cli cli("dps-cluster", "Simulates a workload of jobs on a cluster under a scheduler.");
     cli.option("--workload", workload_path, "the jobs: an SWF trace (.swf, .swf.gz) or a workload file (.json)")
         .option("--scheduler", scheduler, "who starts and resizes jobs: " + dps::cluster::scheduler_list() + " (default easy)")
+        .option("--threshold", threshold, "ReSHAPE's schedulers: the expand potential a job needs to grow (default 0.2)")
         .option("--procs", procs, "nodes of the cluster (default: the trace's MaxProcs, the workload's \"nodes\")")
         .flag("--strict", strict, "a job wider than the cluster is an error (default: skipped and counted)")
         .option("--tau", tau, "bounded slowdown's threshold in seconds (default 10)")
@@ -59,7 +74,7 @@ int main(int argc, char** argv) {
     if (workload_path.empty()) throw std::invalid_argument("--workload is missing (--help says more)");
     if (procs < 0) throw std::invalid_argument("--procs expects a positive number of nodes");
     if (!(tau > 0)) throw std::invalid_argument("--tau expects a positive number of seconds");
-    auto policy = scheduler_named(scheduler);
+    auto policy = scheduler_named(scheduler, threshold);
     std::size_t model_nodes = 0;
     if (!model_path.empty()) model_nodes = dps::sim::ClusterModel::load(model_path).node_count();
     const dps::cluster::Workload workload = dps::cluster::load_workload(

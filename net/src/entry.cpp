@@ -10,8 +10,8 @@ const char* command_line_backend_help() {
   return "  --nodes V           node processes of the application (default 1, or the hostfile's slots)\n"
          "  --hostfile FILE     start them on these hosts over ssh ($DPS_RSH): lines 'host [slots]'\n"
          "  --local             run every node inside this process instead (threads, no TCP)\n"
-         "  --workers V         OS threads running DPS threads in each process (default: the cores of its host over\n"
-         "                      the node processes sharing it)\n";
+         "  --workers V         OS threads running DPS threads in each process (default: the CPUs its affinity allows,\n"
+         "                      over the node processes sharing its host)\n";
 }
 
 std::unique_ptr<Backend> command_line_backend(CommandLine& c) {

@@ -1,5 +1,5 @@
-// The backend of dps::Application(argc, argv) in programs linked with dps::sim (-DSIM builds and the
-// <app>-sim executables): the simulated cluster of --model, or the default one.
+// The backend of dps::Application(argc, argv) in programs linked with dps::sim (the <app>-sim
+// executables, and the applications of a -DSIM=ON build): the simulated cluster of --model, or the default one.
 #include "dps/application.hpp"
 #include "dps/cli.hpp"
 #include "dps/sim/sim_backend.hpp"

@@ -1,0 +1,27 @@
+# The project configures on a machine without Qt (a headless cluster node): it says it leaves the viewer
+# out, and no target or test of the build refers to the viewer, dps-trace or Qt.
+#   cmake -DSOURCE=... -DWORK=... -DGENERATOR=... -DCXX=... -P configures_without_qt.cmake
+cmake_minimum_required(VERSION 3.25)
+file(REMOVE_RECURSE ${WORK})
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK} -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX}
+                        -DCMAKE_DISABLE_FIND_PACKAGE_Qt6=ON RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(rc)
+  message(FATAL_ERROR "configuring without Qt failed:\n${out}")
+endif()
+if(NOT out MATCHES "Qt 6 \\(Gui, Widgets\\) not found: building without dps-viewer and dps-trace")
+  message(FATAL_ERROR "configuring without Qt does not say that the viewer is left out:\n${out}")
+endif()
+file(GLOB_RECURSE rules ${WORK}/*)
+list(FILTER rules INCLUDE REGEX "/(build\\.ninja|link\\.txt|build\\.make)$")
+foreach(file IN LISTS rules)
+  file(STRINGS ${file} lines REGEX "Qt6|dps_viewer|dps-trace")
+  if(lines)
+    message(FATAL_ERROR "without Qt, ${file} still refers to the viewer: ${lines}")
+  endif()
+endforeach()
+execute_process(COMMAND ${CMAKE_CTEST_COMMAND} --test-dir ${WORK} -N OUTPUT_VARIABLE tests)
+string(REGEX MATCHALL "[^ \n]*(viewer|dps_trace|trace_plot)[^ \n]*" named "${tests}")
+if(named)
+  message(FATAL_ERROR "without Qt, these tests remain: ${named}")
+endif()
+message("configured without Qt: no viewer, no dps-trace, none of their tests")
