@@ -12,7 +12,7 @@ namespace dps::test {
 namespace {
 
 // Runnable DPS threads wait in a FIFO; each run(1) is one atomic step and advances the clock by 1.
-class SteppingBackend final : public Backend {
+class SteppingBackend final : public Backend, SimulationHooks {
  public:
   std::string_view name() const override { return "stepping"; }
   void attach(Runtime& rt) override { runtime_ = &rt; }
@@ -31,8 +31,18 @@ class SteppingBackend final : public Backend {
     drive_until([] { return false; });
   }
   double now() const override { return clock_; }
-  bool steps_yield() const override { return true; }
-  bool drive_until(const std::function<bool()>& done) override {
+  SimulationHooks* simulation() noexcept override { return this; }
+
+  bool send_result(NodeId, Envelope*) override { return false; }
+  bool forget(const Thread&) override { return true; }
+  bool models_compute() const override { return false; }
+  bool allocates_payloads() const override { return true; }
+  void charge(Thread&, double) override {}
+  ComputePlan plan_compute(Thread&, const void*, double) override { return ComputePlan::Run; }
+  void computed(Thread&, const void*, double, double) override {}
+  TraceSink* trace_through(TraceSink* sink) override { return sink; }
+  void advance_to(double time) override { clock_ = std::max(clock_, time); }
+  void drive_until(const std::function<bool()>& done) override {
     while (!done() && !runnable_.empty()) {
       Thread* t = runnable_.front();
       runnable_.pop_front();
@@ -41,7 +51,6 @@ class SteppingBackend final : public Backend {
       ++steps;
       if (more) runnable_.push_back(t);
     }
-    return true;
   }
 
   long steps = 0;

@@ -4,6 +4,7 @@
 
 #include <dps/dps.hpp>
 #include <dps/kernel/runtime.hpp>
+#include <dps/kernel/simulation_hooks.hpp>
 #include <dps/local_backend.hpp>
 
 #include <atomic>
@@ -75,7 +76,9 @@ struct Flags {
   bool allocate = true;        // LargeArray allocates
 };
 
-class TestBackend final : public Backend {
+// A LocalBackend that, as flags say, behaves as a simulator does in part: a simulator whose world
+// runs by itself (waiting polls).
+class TestBackend final : public Backend, SimulationHooks {
  public:
   TestBackend(std::size_t nodes, std::size_t workers, Flags flags) : local_(nodes, workers), flags_(flags) {}
   std::string_view name() const override { return "test"; }
@@ -91,10 +94,29 @@ class TestBackend final : public Backend {
   }
   void quiesce() override { local_.quiesce(); }
   double now() const override { return local_.now(); }
-  bool steps_yield() const override { return flags_.yield; }
+  SimulationHooks* simulation() noexcept override {
+    return flags_.yield || flags_.model_compute || !flags_.allocate ? this : nullptr;
+  }
+
+  // SimulationHooks
+  bool send_result(NodeId, Envelope*) override { return false; }
+  bool forget(const Thread&) override { return true; }
   bool models_compute() const override { return flags_.model_compute; }
   bool allocates_payloads() const override { return flags_.allocate; }
   void charge(Thread&, double seconds) override { charged_micros.fetch_add(static_cast<long>(seconds * 1e6 + 0.5)); }
+  ComputePlan plan_compute(Thread& t, const void*, double estimate) override {
+    if (!flags_.model_compute) return ComputePlan::Run;
+    charge(t, estimate);
+    return ComputePlan::Skip;
+  }
+  void computed(Thread&, const void*, double, double) override {}
+  TraceSink* trace_through(TraceSink* sink) override { return sink; }
+  void drive_until(const std::function<bool()>& done) override {
+    while (!done()) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  void advance_to(double time) override {
+    while (now() < time) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
 
   std::atomic<long> charged_micros{0};
 

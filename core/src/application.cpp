@@ -2,7 +2,9 @@
 #include "dps/application.hpp"
 
 #include "dps/cli.hpp"
+#include "dps/job_protocol.hpp"
 #include "dps/kernel/context.hpp"
+#include "dps/kernel/job_link.hpp"
 #include "dps/kernel/runtime.hpp"
 #include "dps/local_backend.hpp"
 #include "dps/trace_file.hpp"
@@ -10,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -116,6 +119,12 @@ void Application::start(std::unique_ptr<Backend> backend) {
   keep_freed_memory();
   backend_ = std::move(backend);
   runtime_ = std::make_unique<Runtime>(*backend_);
+  // Run by a cluster's scheduler: it answers the resize points and grants the nodes (those the
+  // application starts on, then what it answers).
+  unwinding_at_start_ = std::uncaught_exceptions();
+  if (const char* fd = std::getenv(job_protocol::kFd))
+    job_link_ = std::make_unique<JobLink>(static_cast<int>(whole_number(job_protocol::kFd, fd)), nodes(),
+                                          [this] { return now(); }, [this] { return nodes(); });
   // Payloads built by main (before calls) follow this application's allocation policy.
   if (!detail::current().runtime) {
     detail::current().runtime = runtime_.get();
@@ -124,6 +133,8 @@ void Application::start(std::unique_ptr<Backend> backend) {
 }
 
 Application::~Application() {
+  // Its scheduler hears of the job's end; not when an error tears the application down.
+  if (job_link_ && std::uncaught_exceptions() == unwinding_at_start_) job_link_->ended();
   if (trace_file_) {
     try {
       trace_to(nullptr);  // every node's events reach the file first
@@ -138,7 +149,7 @@ Application::~Application() {
 }
 
 void Application::sleep_until(double time) {
-  if (backend_->advance_to(time)) return;
+  if (SimulationHooks* sim = backend_->simulation()) return sim->advance_to(time);
   const double left = time - now();
   if (left > 0) std::this_thread::sleep_for(std::chrono::duration<double>(left));
 }
@@ -157,10 +168,16 @@ bool Application::can_add_nodes() const { return backend_->can_add_nodes(); }
 unsigned Application::cores(NodeId node) const { return backend_->cores(node); }
 std::size_t Application::workers() const { return backend_->workers(); }
 double Application::speed(NodeId node) const { return backend_->speed(node); }
-bool Application::simulated() const { return backend_->steps_yield(); }  // only the simulator's steps yield
-bool Application::models_compute() const { return backend_->models_compute(); }
-bool Application::allocates_payloads() const { return backend_->allocates_payloads(); }
-ResizePolicy* Application::resize_policy() const { return backend_->resize_policy(); }
+bool Application::simulated() const { return backend_->simulation() != nullptr; }
+bool Application::models_compute() const {
+  SimulationHooks* sim = backend_->simulation();
+  return sim && sim->models_compute();
+}
+bool Application::allocates_payloads() const {
+  SimulationHooks* sim = backend_->simulation();
+  return !sim || sim->allocates_payloads();
+}
+ResizePolicy* Application::resize_policy() const { return job_link_.get(); }
 void Application::trace_to(TraceSink* sink) { runtime_->trace_to(sink); }
 
 ThreadsCore& detail::make_collection(Runtime& runtime, std::string name, StateFactory factory, const StateType& state,
@@ -171,6 +188,8 @@ ThreadsCore& detail::make_collection(Runtime& runtime, std::string name, StateFa
 NodeId Application::add_node() { return add_nodes(1).front(); }
 
 std::vector<NodeId> Application::add_nodes(std::size_t count) {
+  if (job_link_ && nodes() + count > job_link_->granted())
+    throw std::logic_error("the cluster's scheduler gave this job " + std::to_string(job_link_->granted()) + " nodes");
   const std::vector<NodeId> added = backend_->add_nodes(count);
   for (NodeId node : added) {
     trace_cores(node);
@@ -196,6 +215,7 @@ void Application::remove_node(NodeId node) {
   }
   for (auto& m : moves) m.get();
   backend_->remove_node(node);
+  if (job_link_) job_link_->released();
   runtime_->lifecycle(Lifecycle::NodeRemoved, nullptr, node);
 }
 

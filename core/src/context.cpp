@@ -20,25 +20,27 @@ namespace detail {
 
 bool payload_allocation_enabled() noexcept {
   Runtime* rt = current().runtime;
-  return rt == nullptr || rt->backend().allocates_payloads();
+  return rt == nullptr || !rt->simulation() || rt->simulation()->allocates_payloads();
 }
 
 ComputePlan plan_compute(const void* site, double estimate) {
   const Context& c = current();
-  if (!c.runtime || !c.thread) return ComputePlan::Run;  // outside operations (main) it just runs
-  return c.runtime->backend().plan_compute(*c.thread, site, estimate);
+  if (!c.runtime || !c.thread || !c.runtime->simulation()) return ComputePlan::Run;  // main's code, or for real
+  return c.runtime->simulation()->plan_compute(*c.thread, site, estimate);
 }
 
 void computed(const void* site, double estimate, double cpu_seconds) {
   const Context& c = current();
-  if (c.runtime && c.thread) c.runtime->backend().computed(*c.thread, site, estimate, cpu_seconds);
+  if (c.runtime && c.thread && c.runtime->simulation())
+    c.runtime->simulation()->computed(*c.thread, site, estimate, cpu_seconds);
 }
 
 }  // namespace detail
 
 void charge(double seconds) {
   const detail::Context& c = detail::current();
-  if (c.runtime && c.thread && c.runtime->backend().models_compute()) c.runtime->backend().charge(*c.thread, seconds);
+  if (!c.runtime || !c.thread) return;
+  if (SimulationHooks* sim = c.runtime->simulation(); sim && sim->models_compute()) sim->charge(*c.thread, seconds);
 }
 
 namespace detail {
@@ -61,16 +63,22 @@ static void check_may_wait(bool ready) {
                            "this thread runs on the workers, where waiting works");
 }
 
+// Under simulation the world runs only while someone waits: the waiter drives it.
+static SimulationHooks* simulation_of(Backend* driver) noexcept { return driver ? driver->simulation() : nullptr; }
+
 void FutureStateBase::wait() {
   check_may_wait(ready());
-  if (driver_ && driver_->drive_until([this] { return ready(); })) return;
+  if (SimulationHooks* sim = simulation_of(driver_)) return sim->drive_until([this] { return ready(); });
   std::unique_lock lock(mu_);
   cv_.wait(lock, [this] { return ready_; });
 }
 
 bool FutureStateBase::wait_for(std::chrono::nanoseconds timeout) {
   check_may_wait(ready());
-  if (driver_ && driver_->drive_until([this] { return ready(); })) return true;
+  if (SimulationHooks* sim = simulation_of(driver_)) {
+    sim->drive_until([this] { return ready(); });
+    return true;
+  }
   std::unique_lock lock(mu_);
   return cv_.wait_for(lock, timeout, [this] { return ready_; });
 }

@@ -9,9 +9,9 @@
 namespace dps {
 
 Runtime::Runtime(Backend& backend)
-    : backend_(backend), steps_yield_(backend.steps_yield()), frame_base_(FrameId{backend.local_node()} << 44) {
+    : backend_(backend), simulation_(backend.simulation()), frame_base_(FrameId{backend.local_node()} << 44) {
   // The sink first: once attached, a backend's network thread may already be told to trace.
-  tracer_.store(backend_.trace_through(nullptr), std::memory_order_release);
+  tracer_.store(through_simulation(nullptr), std::memory_order_release);
   backend_.attach(*this);
 }
 
@@ -87,7 +87,7 @@ void Runtime::forget(std::uint64_t uid) {
       drained = thread->mailbox_.idle();
       return false;
     }
-    return backend_.forget(*thread);
+    return !simulation_ || simulation_->forget(*thread);
   });
   graveyard_.collect();
 }
@@ -122,10 +122,13 @@ std::vector<Thread*> Runtime::threads() const {
   return all;
 }
 
+// A simulator puts its own sink in between: it times steps itself and keeps statistics.
+TraceSink* Runtime::through_simulation(TraceSink* sink) { return simulation_ ? simulation_->trace_through(sink) : sink; }
+
 void Runtime::trace_to(TraceSink* sink) {
   const bool relay = link_ && coordinates();
   if (relay && tracer()) link_->collect_trace();  // the old sink gets what is on its way
-  tracer_.store(backend_.trace_through(sink), std::memory_order_release);
+  tracer_.store(through_simulation(sink), std::memory_order_release);
   if (relay) link_->tracing(sink != nullptr);
 }
 
@@ -290,13 +293,13 @@ Thread& Runtime::route(const GraphCore& graph, std::uint32_t vertex, const Envel
 }
 
 void Runtime::finish_call(NodeId from, Envelope* e) {
-  if (steps_yield_ && backend_.send_result(from, e)) return;
+  if (simulation_ && simulation_->send_result(from, e)) return;
   complete_call(*e->graph, e->call, std::move(e->payload));
   delete e;
 }
 
 void Runtime::send(NodeId from, Thread& to, Envelope* e) {
-  if (to.node() == from && !steps_yield_)
+  if (to.node() == from && !simulation_)
     enqueue(to, e);
   else
     backend_.send(from, to, e);

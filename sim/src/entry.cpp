@@ -53,10 +53,9 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
   }
   c.rest = std::move(rest);
   // Run by dps-cluster: its scheduler gives the model and the nodes.
-  if (const char* fd = std::getenv(job_protocol::kFd)) {
+  if (std::getenv(job_protocol::kFd)) {
     if (!model_path.empty() || !sets.empty() || c.options.nodes)
       throw std::invalid_argument("a job of dps-cluster runs on the nodes its scheduler gives: no --nodes, --model or --set");
-    options.scheduler_fd = static_cast<int>(whole_number(job_protocol::kFd, fd));
     const char* model = std::getenv(job_protocol::kModel);
     const char* nodes = std::getenv(job_protocol::kNodes);
     if (!model || !nodes) throw std::invalid_argument("dps-cluster gives a job DPS_CLUSTER_MODEL and DPS_CLUSTER_NODES too");
@@ -73,7 +72,7 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
     throw std::invalid_argument("--nodes " + std::to_string(options.nodes) + ": the simulated cluster has " +
                                 std::to_string(model.node_count()) + " nodes");
   options.report = true;
-  options.progress = options.scheduler_fd < 0 && isatty(STDOUT_FILENO) != 0;
+  options.progress = !std::getenv(job_protocol::kFd) && isatty(STDOUT_FILENO) != 0;
   return std::make_unique<sim::SimBackend>(std::move(model), std::move(options));
 }
 

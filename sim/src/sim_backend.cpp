@@ -5,7 +5,7 @@
 
 #include "dps/sim/engine.hpp"
 
-#include "dps/kernel/job_link.hpp"
+#include "dps/kernel/simulation_hooks.hpp"
 #include "statistics.hpp"
 
 #include "dps/kernel/strands.hpp"
@@ -61,7 +61,7 @@ std::string Report::json() const {
   return line;
 }
 
-struct SimBackend::Impl final : Listener, TraceSink {
+struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   // What a step sent: delivered when it ends. Threads are named by uid (0: the result of the step's
   // call): one may be gone when its message arrives, which then goes where its route says now.
   struct Effect {
@@ -107,9 +107,6 @@ struct SimBackend::Impl final : Listener, TraceSink {
   Impl(std::shared_ptr<Engine> shared, SimOptions opts)
       : engine(std::move(shared)), options(std::move(opts)), stats(*engine), started(std::chrono::steady_clock::now()) {
     if (options.nodes == 0) throw std::invalid_argument("a simulated application needs at least one node");
-    if (options.scheduler_fd >= 0)
-      link.emplace(options.scheduler_fd, options.nodes, [this] { return stopped ? ended : engine->now(); },
-                   [this] { return live.size(); });
     if (options.nodes > engine->size())
       throw ModelError("the application asks for " + std::to_string(options.nodes) + " nodes, the simulated cluster has " +
                        std::to_string(engine->size()));
@@ -121,11 +118,20 @@ struct SimBackend::Impl final : Listener, TraceSink {
     }
   }
 
+  // --- the kernel's simulation hooks (below, after SimBackend's own) ---
+  bool send_result(NodeId from, Envelope* e) override;
+  bool models_compute() const override;
+  bool allocates_payloads() const override;
+  void charge(Thread& thread, double seconds) override;
+  ComputePlan plan_compute(Thread& thread, const void* site, double estimate) override;
+  void computed(Thread& thread, const void* site, double estimate, double cpu_seconds) override;
+  TraceSink* trace_through(TraceSink* sink) override;
+  void drive_until(const std::function<bool()>& done) override;
+  void advance_to(double time) override;
+
   // --- nodes ---
 
   NodeId add_node() {
-    if (link && live.size() >= link->granted())
-      throw std::logic_error("the cluster's scheduler gave this job " + std::to_string(link->granted()) + " nodes");
     const VNode v = engine->acquire(this);
     const auto id = static_cast<NodeId>(vnodes.size());
     vnodes.push_back(v);
@@ -144,7 +150,6 @@ struct SimBackend::Impl final : Listener, TraceSink {
     live.erase(it);
     engine->release(vnodes[node]);
     stats.node_left(node, engine->now());
-    if (link) link->released();
   }
 
   VNode vnode(NodeId node) const { return vnodes.at(node); }
@@ -154,7 +159,7 @@ struct SimBackend::Impl final : Listener, TraceSink {
   Slot& slot(const Thread& t) { return slots[t.uid()]; }  // a node-based map: references stay valid
 
   // The runtime frees `t`: its slot goes too, once nothing of it is left in the simulation.
-  bool forget(const Thread& t) {
+  bool forget(const Thread& t) override {
     auto it = slots.find(t.uid());
     if (it == slots.end()) return true;
     const Slot& s = it->second;
@@ -538,7 +543,6 @@ struct SimBackend::Impl final : Listener, TraceSink {
   double ended = 0;
   std::chrono::steady_clock::time_point started, shown;
   std::uint64_t since_progress = 0;
-  std::optional<JobLink> link;  // run by dps-cluster: its scheduler
 };
 
 SimBackend::SimBackend(const SimulatedCluster& cluster, SimOptions options)
@@ -556,7 +560,6 @@ SimBackend::~SimBackend() {
     if (!out) std::fprintf(stderr, "sim: cannot write the statistics to %s\n", s.options.statistics.c_str());
   }
   if (s.options.report && s.stats.steps > 0) std::printf("%s\n", report().json().c_str());  // not after --help
-  if (s.link && s.stats.steps > 0) s.link->ended();
   for (NodeId n : s.live) s.engine->release(s.vnode(n));
 }
 
@@ -573,12 +576,6 @@ void SimBackend::schedule(Thread& thread, Priority priority) { impl_->schedule(t
 
 void SimBackend::send(NodeId from, Thread& to, Envelope* e) { impl_->send(from, to.uid(), e); }
 
-bool SimBackend::send_result(NodeId from, Envelope* e) {
-  impl_->send(from, 0, e);
-  return true;
-}
-
-bool SimBackend::forget(Thread& thread) { return impl_->forget(thread); }
 
 bool SimBackend::migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
   Impl::Slot& s = impl_->slot(thread);
@@ -600,49 +597,46 @@ double SimBackend::now() const { return impl_->engine->now(); }
 
 unsigned SimBackend::cores(NodeId node) const { return impl_->engine->cores(impl_->vnode(node)); }
 double SimBackend::speed(NodeId node) const { return impl_->engine->speed(impl_->vnode(node)); }
-bool SimBackend::models_compute() const { return impl_->options.pdexec; }
-bool SimBackend::allocates_payloads() const { return !impl_->options.noalloc; }
+SimulationHooks* SimBackend::simulation() noexcept { return impl_.get(); }
 
-void SimBackend::charge(Thread& thread, double seconds) {
-  (void)thread;
-  if (impl_->current) impl_->current->work += seconds;
+// --- the kernel's simulation hooks ---
+
+bool SimBackend::Impl::send_result(NodeId from, Envelope* e) {
+  send(from, 0, e);
+  return true;
 }
 
-ComputePlan SimBackend::plan_compute(Thread& thread, const void* site, double estimate) {
-  const SimOptions& o = impl_->options;
-  if (o.pdexec) {
+bool SimBackend::Impl::models_compute() const { return options.pdexec; }
+bool SimBackend::Impl::allocates_payloads() const { return !options.noalloc; }
+
+void SimBackend::Impl::charge(Thread&, double seconds) {
+  if (current) current->work += seconds;
+}
+
+ComputePlan SimBackend::Impl::plan_compute(Thread& thread, const void* site, double estimate) {
+  if (options.pdexec) {
     charge(thread, estimate);
     return ComputePlan::Skip;
   }
-  if (o.measure == 0) return ComputePlan::Run;
-  const Impl::Mean& m = impl_->means[{site, estimate}];
-  if (m.n < o.measure) return ComputePlan::Measure;
+  if (options.measure == 0) return ComputePlan::Run;
+  const Mean& m = means[{site, estimate}];
+  if (m.n < options.measure) return ComputePlan::Measure;
   charge(thread, m.sum / m.n);
   return ComputePlan::Skip;
 }
 
-void SimBackend::computed(Thread& thread, const void* site, double estimate, double cpu_seconds) {
-  (void)thread;
-  Impl::Mean& m = impl_->means[{site, estimate}];
+void SimBackend::Impl::computed(Thread&, const void* site, double estimate, double cpu_seconds) {
+  Mean& m = means[{site, estimate}];
   ++m.n;
   m.sum += cpu_seconds;
 }
 
-TraceSink* SimBackend::trace_through(TraceSink* sink) {
-  impl_->user = sink;
-  return impl_.get();
+TraceSink* SimBackend::Impl::trace_through(TraceSink* sink) {
+  user = sink;
+  return this;
 }
 
-bool SimBackend::drive_until(const std::function<bool()>& done) {
-  impl_->drive(done);
-  return true;
-}
-
-bool SimBackend::advance_to(double time) {
-  impl_->advance(time);
-  return true;
-}
-
-ResizePolicy* SimBackend::resize_policy() { return impl_->link ? &*impl_->link : nullptr; }
+void SimBackend::Impl::drive_until(const std::function<bool()>& done) { drive(done); }
+void SimBackend::Impl::advance_to(double time) { advance(time); }
 
 }  // namespace dps::sim

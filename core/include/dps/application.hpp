@@ -54,6 +54,7 @@ ThreadsCore& make_collection(Runtime& runtime, std::string name, StateFactory fa
                              bool default_state);
 }  // namespace detail
 
+class JobLink;
 class ResizePolicy;
 
 // A user phase (e.g. an LU iteration), recorded in the trace from construction to end().
@@ -118,8 +119,8 @@ class Application {
   bool simulated() const;
   bool models_compute() const;
   bool allocates_payloads() const;
-  // The scheduler that answers this application's resize points when one runs it (a cluster
-  // scheduler, simulated or real); null otherwise (see resize_policy.hpp).
+  // The scheduler that answers this application's resize points when one runs it as a job (a
+  // cluster's scheduler, simulated or real: job_protocol.hpp); null otherwise (see resize_policy.hpp).
   ResizePolicy* resize_policy() const;
   NodeId add_node();
   // Whether add_node can start a node (not when an external launcher, srun or mpirun, fixed them):
@@ -175,6 +176,8 @@ class Application {
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<TraceFile> trace_file_;  // --trace
+  std::unique_ptr<JobLink> job_link_;      // run as a job of a cluster's scheduler
+  int unwinding_at_start_ = 0;             // std::uncaught_exceptions() then: the job ends, or fails
   bool owns_context_ = false;
 };
 

@@ -9,11 +9,11 @@
 //   };
 #pragma once
 
-#include "dps/compute.hpp"
 #include "dps/ids.hpp"
 #include "dps/priority.hpp"
 
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -22,10 +22,9 @@
 namespace dps {
 
 struct Envelope;
-class ResizePolicy;
 class Runtime;
+class SimulationHooks;
 class Thread;
-class TraceSink;
 
 class Backend {
  public:
@@ -65,19 +64,10 @@ class Backend {
   // backend: it is a move, unless steps yield). The backend eventually calls runtime.enqueue(to, e)
   // where `to` lives.
   virtual void send(NodeId from, Thread& to, Envelope* e) = 0;
-  // A graph's output, produced on `from`, for its caller. A backend that takes it (true) calls
-  // runtime.complete_call later itself (the simulator: once the step that produced it has ended).
-  virtual bool send_result(NodeId from, Envelope* e) {
-    (void)from, (void)e;
-    return false;
-  }
   // Move a thread's serialized state to `to`; the thread's mailbox follows it. `arrived` runs exactly
   // once: when the thread runs on `to`, or with the error that kept it here or lost it on the way.
   // Returns whether the thread left (false: it stays here, and `arrived` has the reason).
   virtual bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) = 0;
-  // The runtime frees `thread` (gone, its mailbox drained): false while the backend still holds it,
-  // to be asked again later (the simulator, until the last step it ran has ended).
-  virtual bool forget(Thread& thread) { return (void)thread, true; }
   // Block until no thread is scheduled or running (used at shutdown).
   virtual void quiesce() = 0;
   // The runtime is going: deliver nothing more to it (first thing its destructor does).
@@ -93,43 +83,9 @@ class Backend {
   // speed weighs nodes with.
   virtual double speed(NodeId node) const { return (void)node, 0.0; }
   virtual double now() const = 0;  // seconds since the application started (virtual under simulation)
-  // Every co_await ends an atomic step and returns control to the backend, and every envelope, even
-  // between threads of one node, goes through send() (the simulator needs both: it delivers what a
-  // step sent when the step ends; real backends let an operation continue when nothing blocks it).
-  virtual bool steps_yield() const { return false; }
-  // dps::compute charges its estimate instead of running its function (partial direct execution).
-  virtual bool models_compute() const { return false; }
-  virtual void charge(Thread& thread, double seconds) { (void)thread, (void)seconds; }
-  // How one dps::compute call at `site` runs (see compute.hpp); the default follows models_compute().
-  virtual ComputePlan plan_compute(Thread& thread, const void* site, double estimate) {
-    (void)site;
-    if (!models_compute()) return ComputePlan::Run;
-    charge(thread, estimate);
-    return ComputePlan::Skip;
-  }
-  // The thread CPU time of a call planned as Measure.
-  virtual void computed(Thread& thread, const void* site, double estimate, double cpu_seconds) {
-    (void)thread, (void)site, (void)estimate, (void)cpu_seconds;
-  }
-  // The sink the kernel reports to when the user asked for `sink` (maybe none): a backend may put
-  // its own in between (the simulator times steps itself and keeps statistics).
-  virtual TraceSink* trace_through(TraceSink* sink) { return sink; }
-  // LargeArray payloads allocate their data (false under NOALLOC simulation).
-  virtual bool allocates_payloads() const { return true; }
-  // Advance the world until done() holds; false if the backend runs on its own and callers just wait.
-  virtual bool drive_until(const std::function<bool()>& done) {
-    (void)done;
-    return false;
-  }
-  // Run the clock to `time` (seconds, as now()); false if the backend runs on its own and callers sleep.
-  virtual bool advance_to(double time) {
-    (void)time;
-    return false;
-  }
 
-  // The scheduler that answers this application's resize points when one runs it (the cluster
-  // simulator does, for the jobs it runs); null otherwise.
-  virtual ResizePolicy* resize_policy() { return nullptr; }
+  // What only a simulator does (the kernel's SimulationHooks); null for a backend that runs for real.
+  virtual SimulationHooks* simulation() noexcept { return nullptr; }
 };
 
 }  // namespace dps

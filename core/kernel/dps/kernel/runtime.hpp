@@ -10,6 +10,7 @@
 #include "dps/kernel/cluster_link.hpp"
 #include "dps/kernel/epochs.hpp"
 #include "dps/kernel/graph_core.hpp"
+#include "dps/kernel/simulation_hooks.hpp"
 #include "dps/kernel/envelope.hpp"
 #include "dps/future.hpp"
 #include "dps/graph.hpp"
@@ -47,7 +48,9 @@ class Runtime {
   // events the other nodes recorded for the previous one.
   void trace_to(TraceSink* sink);
   double now() const { return backend_.now(); }
-  bool steps_yield() const noexcept { return steps_yield_; }
+  // The backend's simulator, null when it runs for real: under simulation every step yields.
+  SimulationHooks* simulation() const noexcept { return simulation_; }
+  bool steps_yield() const noexcept { return simulation_ != nullptr; }
 
   // --- processes (see cluster_link.hpp) ---
   void link(ClusterLink* link) noexcept { link_ = link; }
@@ -106,6 +109,7 @@ class Runtime {
   FrameId new_frame() noexcept { return frame_base_ | (next_frame_.fetch_add(1, std::memory_order_relaxed) + 1); }
 
  private:
+  TraceSink* through_simulation(TraceSink* sink);
   static Thread* gone_mark() noexcept { return reinterpret_cast<Thread*>(alignof(std::max_align_t)); }
   template <class T>
   static T* lookup(const tbb::concurrent_vector<std::atomic<T*>>& index, std::size_t at) noexcept {
@@ -113,7 +117,7 @@ class Runtime {
   }
 
   Backend& backend_;
-  const bool steps_yield_;
+  SimulationHooks* const simulation_;
   std::atomic<TraceSink*> tracer_{nullptr};
   ClusterLink* link_ = nullptr;
 

@@ -32,9 +32,6 @@ struct SimOptions {
   bool progress = false;   // a progress line on stderr while the simulation runs
   bool report = false;     // print Report::json() on stdout when the application ends
   std::string statistics{};  // write the statistics (JSON) to this file when it ends
-  // Run as a job of dps-cluster: its scheduler answers the resize points through this socket and
-  // grants the nodes (`nodes` at the start); -1: alone.
-  int scheduler_fd = -1;
 };
 
 // The figures of a simulated run so far.
@@ -70,24 +67,13 @@ class SimBackend final : public Backend {
   void remove_node(NodeId node) override;
   void schedule(Thread& thread, Priority priority) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
-  bool send_result(NodeId from, Envelope* e) override;
   bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
-  bool forget(Thread& thread) override;
   void quiesce() override;
   void stop() override;
   double now() const override;
   unsigned cores(NodeId node) const override;
   double speed(NodeId node) const override;
-  bool steps_yield() const override { return true; }
-  bool models_compute() const override;
-  void charge(Thread& thread, double seconds) override;
-  ComputePlan plan_compute(Thread& thread, const void* site, double estimate) override;
-  void computed(Thread& thread, const void* site, double estimate, double cpu_seconds) override;
-  TraceSink* trace_through(TraceSink* sink) override;
-  bool allocates_payloads() const override;
-  bool drive_until(const std::function<bool()>& done) override;
-  bool advance_to(double time) override;
-  ResizePolicy* resize_policy() override;
+  SimulationHooks* simulation() noexcept override;
 
  private:
   struct Impl;
