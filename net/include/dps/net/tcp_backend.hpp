@@ -13,11 +13,13 @@
 // Every connection proves it knows the application's secret (HMAC challenge-response) before it
 // may carry anything; a frame that is malformed, oversized or unauthenticated closes its connection
 // with a logged reason. Clocks are aligned on node 0's at start, so traces from all nodes line up.
+//
+// It is a front over three parts (net/src): the transport (sockets, framing, the handshake,
+// heartbeats), membership (joining, leaving, failures, the clock) and replication (the structure,
+// envelopes, threads that move, calls: the kernel's ClusterLink); remote traces are a fourth.
 #pragma once
 
 #include "dps/backend.hpp"
-#include "dps/cluster_link.hpp"
-#include "dps/net/auth.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -40,7 +42,7 @@ struct TcpOptions {
   double poll_us = 50;                // the network thread polls this long after running a thread ($DPS_POLL_US)
 };
 
-class TcpBackend final : public Backend, public ClusterLink {
+class TcpBackend final : public Backend {
  public:
   // Node 0 when DPS_NODE is unset (it starts the others), else the instance DPS_NODE names.
   // Throws std::runtime_error with a one-line reason when the application cannot form.
@@ -49,7 +51,7 @@ class TcpBackend final : public Backend, public ClusterLink {
 
   // Backend
   std::string_view name() const override { return "tcp"; }
-  void attach(Runtime& runtime) override;
+  void attach(Runtime& runtime) override;  // links the runtime to the replication (its ClusterLink)
   std::vector<NodeId> nodes() const override;
   NodeId local_node() const override;
   bool hosts(NodeId node) const override;
@@ -70,19 +72,6 @@ class TcpBackend final : public Backend, public ClusterLink {
   // Where this process listens ("address:port"), and the process id of a node's instance (node 0).
   std::string address() const;
   long process_id(NodeId node) const;
-
-  // ClusterLink
-  void collection_created(const ThreadsCore& collection) override;
-  void thread_added(const Thread& thread, std::string image) override;
-  void thread_dropped(const Thread& thread) override;
-  void thread_gone(std::uint64_t uid) override;
-  void graph_created(const GraphCore& graph) override;
-  void retire(Thread& thread, HandBack hand_back) override;
-  void migrate(Thread& thread, NodeId to, Done done) override;
-  void call_completed(const GraphCore& graph, CallId call, Payload&& result) override;
-  void call_failed(CallId call, std::exception_ptr error) override;
-  void tracing(bool on) override;
-  void collect_trace() override;
 
   struct Impl;
 
