@@ -106,6 +106,35 @@ TEST(Launch, AHostfileStartsInstancesThroughTheRemoteShellOnePerSlot) {
   EXPECT_EQ(commands.find(secret), std::string::npos) << "the secret was on a command line";
 }
 
+// A host without node 0's folder: the stand-in for its remote shell moves the folder away before it
+// runs the command. The instance must not start elsewhere (it would read or write the wrong files).
+TEST(Launch, AHostWithoutNodeZerosFolderFailsTheStartNamingHostAndFolder) {
+  if (std::getenv("DPS_NODE")) return;  // an instance that started although it should not have: it ends at once
+  Scratch s;
+  const fs::path here = s.dir / "here";
+  fs::create_directory(here);
+  const std::string folder = fs::canonical(here).string();
+  const fs::path rsh = s.write("rsh-to-a-host-without-it",
+                               "#!/bin/sh\nshift\nmv " + net::shell_word(folder) + " " +
+                                   net::shell_word((s.dir / "moved").string()) + "\nexec sh -c \"$*\"\n",
+                               true);
+  ScopedEnv shell_is("DPS_RSH", rsh.string());
+  const fs::path before = fs::current_path();
+  fs::current_path(here);
+  std::string error = "an application formed without its nodes";
+  try {
+    net::TcpOptions o;
+    o.hostfile = s.write("hosts", "127.0.0.1\nlocalhost\n").string();
+    o.argv = this_test();
+    net::TcpBackend backend(o);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  fs::current_path(before);
+  EXPECT_EQ(error, "the process of node 1 could not enter node 0's folder '" + folder +
+                       "' on host 'localhost' before joining");
+}
+
 TEST(Launch, AHostfileWithAnUnreachableShellFailsWithItsReason) {
   Scratch s;
   const fs::path rsh = s.write("broken-rsh", "#!/bin/sh\necho 'no such host' >&2\nexit 255\n", true);
