@@ -98,6 +98,9 @@ void Membership::form() {
   if (process_.me != 0) return join();
   if (!started_by_.empty()) {
     const Endpoint at = coordinator();
+    if (!options_.ports.holds(at.port))
+      throw std::runtime_error("DPS_COORDINATOR's port " + std::to_string(at.port) + " is outside --ports " +
+                               options_.ports.text());
     transport_.listen(transport_.resolve(at.host), at.port);
   } else if (!options_.hostfile.empty()) {
     auto slots = read_hostfile(options_.hostfile);

@@ -4,6 +4,7 @@
 #include "dps/errors.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <future>
 #include <stdexcept>
@@ -43,6 +44,25 @@ double poll_from_environment(double poll_us) {
 }
 
 }  // namespace
+
+PortRange PortRange::parse(const std::string& text) {
+  const auto bad = [&] {
+    return std::invalid_argument("--ports expects a range LOW-HIGH of ports from 1 to 65535 (e.g. 40000-40100), got '" +
+                                 text + "'");
+  };
+  const auto dash = text.find('-');
+  if (dash == std::string::npos) throw bad();
+  unsigned first = 0, last = 0;
+  const char* end = text.data() + text.size();
+  const auto a = std::from_chars(text.data(), text.data() + dash, first);
+  const auto b = std::from_chars(text.data() + dash + 1, end, last);
+  if (a.ec != std::errc() || a.ptr != text.data() + dash || b.ec != std::errc() || b.ptr != end || first == 0 ||
+      last > 65535 || first > last)
+    throw bad();
+  return {static_cast<std::uint16_t>(first), static_cast<std::uint16_t>(last)};
+}
+
+std::string PortRange::text() const { return std::to_string(first) + "-" + std::to_string(last); }
 
 Transport::Transport(NodeProcess& process, const Secret& secret, const TcpOptions& options, Handler& handler)
     : process_(process),
@@ -103,6 +123,22 @@ void Transport::abandon() {
 
 // ---------------------------------------------------------------------------------------------
 // Listening and connecting
+
+void Transport::listen(const asio::ip::address& on) {
+  const PortRange& ports = options_.ports;
+  if (ports.any()) return listen(on, 0);
+  // Node n tries the n-th port first: the node processes of one host seldom try the same.
+  const unsigned count = ports.last - ports.first + 1u;
+  for (unsigned k = 0; k < count; ++k) {
+    const auto port = static_cast<std::uint16_t>(ports.first + (process_.me + k) % count);
+    asio::error_code ec;
+    if (try_listen(on, port, ec)) return;
+    if (ec != asio::error::address_in_use)
+      throw std::runtime_error("cannot listen on " + on.to_string() + ":" + std::to_string(port) + ": " + ec.message());
+  }
+  throw std::runtime_error("no free port in --ports " + ports.text() + " on " + on.to_string() + ": all " +
+                           std::to_string(count) + " are in use");
+}
 
 void Transport::listen(const asio::ip::address& on, std::uint16_t port) {
   asio::error_code ec;

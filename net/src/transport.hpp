@@ -1,4 +1,5 @@
-// Transport: the connections of this node process to the others. It listens and connects, proves every connection knows the application's secret before it carries
+// Transport: the connections of this node process to the others. It listens (within --ports when
+// given) and connects, proves every connection knows the application's secret before it carries
 // anything (HMAC challenge-response, auth.hpp), keeps connections alive (heartbeats from a thread of
 // its own; a silent peer is closed), and moves frames: any thread sends envelopes and directives,
 // and what arrives goes to the Transport::Handler on the network thread, which runs asio and, for
@@ -64,7 +65,9 @@ class Transport final : Connection::Handler {
   void shut_down(const std::function<bool()>& goodbye);
   void abandon();  // the backend could not form: the threads end at once
 
-  void listen(const asio::ip::address& on, std::uint16_t port = 0);  // 0: any port
+  // Listens on `on`: at a port of options.ports, or any when none were given.
+  void listen(const asio::ip::address& on);
+  void listen(const asio::ip::address& on, std::uint16_t port);
   const Endpoint& endpoint() const noexcept { return endpoint_; }  // where this process listens
   asio::ip::address resolve(const std::string& host);              // a host name or address, IPv4 preferred
   asio::ip::address route_to(const std::string& host);             // this host's address on the route to `host`

@@ -7,6 +7,7 @@
 // dps::Application picks it from the command line and the environment:
 //   app --nodes 4                  node 0 starts 3 more processes of `app` on this machine
 //   app --hostfile hosts           ... on the hosts of the file, over ssh (or $DPS_RSH)
+//   app --hostfile hosts --ports 40000-40100    every node process listens on a port of that range
 //   DPS_COORDINATOR=host0:7077 DPS_SECRET=... srun -n 4 app      (or mpirun): ranks become nodes
 // The instances node 0 starts find DPS_NODE, DPS_COORDINATOR and DPS_SECRET in their environment.
 //
@@ -22,11 +23,24 @@
 #include "dps/backend.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace dps::net {
+
+// The ports the node processes listen on, both ends included (--ports); by default, any the system
+// gives. Only listening sockets: connections a process opens leave from ports the system picks.
+struct PortRange {
+  std::uint16_t first = 0, last = 0;  // 0: any
+
+  // "LOW-HIGH", e.g. "40000-40100"; throws std::invalid_argument with a one-line reason.
+  static PortRange parse(const std::string& text);
+  bool any() const noexcept { return first == 0; }
+  bool holds(std::uint16_t port) const noexcept { return any() || (port >= first && port <= last); }
+  std::string text() const;  // "40000-40100"
+};
 
 struct TcpOptions {
   std::size_t nodes = 0;              // node 0: processes of the application (itself included);
@@ -35,6 +49,7 @@ struct TcpOptions {
   std::size_t workers = 0;            // OS threads running DPS threads in each process; 0: the host's
                                       // cores shared among the node processes on it
   std::vector<std::string> argv;      // node 0: what the other instances run (argv[0] is replaced)
+  PortRange ports;                    // where this process listens (the instances read --ports from argv)
   std::size_t max_frame = 1u << 30;   // a larger frame closes its connection
   double join_timeout = 30;           // seconds node 0 waits for the instances it started
   double heartbeat = 0.5;             // seconds between heartbeats on a connection with nothing to send
