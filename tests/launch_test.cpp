@@ -1,5 +1,5 @@
 // Starting the node processes: from a hostfile through a remote shell, as the ranks of mpirun and
-// srun, and the errors of each way.
+// srun, the ports they listen on, and the errors of each way.
 #include "processes.hpp"
 #include "support.hpp"
 
@@ -11,11 +11,15 @@
 #include <sched.h>
 #include <asio.hpp>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -104,6 +108,35 @@ TEST(Launch, AHostfileStartsInstancesThroughTheRemoteShellOnePerSlot) {
   EXPECT_EQ(host_of, (std::map<std::string, std::string>{{"1", "127.0.0.1"}, {"2", "localhost"}, {"3", "127.0.0.1"}}))
       << commands;
   EXPECT_EQ(commands.find(secret), std::string::npos) << "the secret was on a command line";
+}
+
+// A host without node 0's folder: the stand-in for its remote shell moves the folder away before it
+// runs the command. The instance must not start elsewhere (it would read or write the wrong files).
+TEST(Launch, AHostWithoutNodeZerosFolderFailsTheStartNamingHostAndFolder) {
+  if (std::getenv("DPS_NODE")) return;  // an instance that started although it should not have: it ends at once
+  Scratch s;
+  const fs::path here = s.dir / "here";
+  fs::create_directory(here);
+  const std::string folder = fs::canonical(here).string();
+  const fs::path rsh = s.write("rsh-to-a-host-without-it",
+                               "#!/bin/sh\nshift\nmv " + net::shell_word(folder) + " " +
+                                   net::shell_word((s.dir / "moved").string()) + "\nexec sh -c \"$*\"\n",
+                               true);
+  ScopedEnv shell_is("DPS_RSH", rsh.string());
+  const fs::path before = fs::current_path();
+  fs::current_path(here);
+  std::string error = "an application formed without its nodes";
+  try {
+    net::TcpOptions o;
+    o.hostfile = s.write("hosts", "127.0.0.1\nlocalhost\n").string();
+    o.argv = this_test();
+    net::TcpBackend backend(o);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  fs::current_path(before);
+  EXPECT_EQ(error, "the process of node 1 could not enter node 0's folder '" + folder +
+                       "' on host 'localhost' before joining");
 }
 
 TEST(Launch, AHostfileWithAnUnreachableShellFailsWithItsReason) {
@@ -227,6 +260,114 @@ TEST(Launch, TheLaunchersSayHowManyProcessesShareAHost) {
   EXPECT_EQ(net::external_rank().value().on_host, 0u);  // not said
   ScopedEnv local("OMPI_COMM_WORLD_LOCAL_SIZE", "3");
   EXPECT_EQ(net::external_rank().value().on_host, 3u);
+}
+
+// Ports no other test of this machine is handed by the kernel for its outgoing connections: a block of
+// `count` outside the ephemeral range, at random (tests run side by side).
+net::PortRange unused_ports(unsigned count) {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  unsigned low = 32768, high = 60999;
+  range >> low >> high;
+  const unsigned first = low > 11024 ? 10000 : high + 1, span = (low > 11024 ? low : 65536) - first;
+  std::mt19937 pick(static_cast<unsigned>(::getpid()));
+  const unsigned at = first + static_cast<unsigned>(pick() % (span - count));
+  return {static_cast<std::uint16_t>(at), static_cast<std::uint16_t>(at + count - 1)};
+}
+
+// The ports of the listening TCP sockets of process `pid`: its socket inodes, found in the kernel's
+// tables of its network namespace (state 0A: listening).
+std::set<unsigned> listening_ports(long pid) {
+  const fs::path proc = "/proc/" + std::to_string(pid);
+  std::set<std::string> sockets;
+  for (const auto& fd : fs::directory_iterator(proc / "fd")) {
+    std::error_code ec;
+    const std::string target = fs::read_symlink(fd.path(), ec).string();
+    if (!ec && target.starts_with("socket:[")) sockets.insert(target.substr(8, target.size() - 9));
+  }
+  std::set<unsigned> ports;
+  for (const char* table : {"tcp", "tcp6"}) {
+    std::ifstream in(proc / "net" / table);
+    std::string line;
+    std::getline(in, line);  // the column names
+    while (std::getline(in, line)) {
+      std::istringstream words(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      words >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
+      if (state == "0A" && sockets.contains(inode))
+        ports.insert(std::stoul(local.substr(local.find(':') + 1), nullptr, 16));
+    }
+  }
+  return ports;
+}
+
+// Behind a firewall that lets in a range of ports: every listening socket of every node process is
+// bound in it, node 0's and those the instances open when they join.
+TEST(Launch, EveryNodeProcessListensWithinItsPorts) {
+  // The instances run this test again: they take node 0's range from the environment they inherit.
+  const char* told = std::getenv("DPS_TEST_PORTS");
+  const net::PortRange ports = told ? net::PortRange::parse(told) : unused_ports(16);
+  std::optional<ScopedEnv> tell;
+  if (!told) tell.emplace("DPS_TEST_PORTS", ports.text());
+  auto app = in_processes({"--nodes", "3", "--ports", ports.text()});
+  ASSERT_EQ(app->nodes(), 3u);
+  EXPECT_EQ(sum_over(*app, 3000), triangle(3000));
+  auto& tcp = dynamic_cast<net::TcpBackend&>(app->runtime().backend());
+  for (NodeId node = 0; node < 3; ++node) {
+    const std::set<unsigned> listening = listening_ports(tcp.process_id(node));
+    EXPECT_FALSE(listening.empty()) << "node " << node;
+    for (unsigned port : listening)
+      EXPECT_TRUE(port >= ports.first && port <= ports.last)
+          << "node " << node << " listens on " << port << ", outside " << ports.text();
+  }
+}
+
+// A range whose ports are all taken, and a coordinator srun's processes are told about outside it.
+TEST(Launch, PortsThatCannotServeSayWhy) {
+  asio::io_context io;
+  asio::ip::tcp::acceptor taken(io, {asio::ip::address_v4::loopback(), 0});
+  const auto port = taken.local_endpoint().port();
+  const std::string only = std::to_string(port) + "-" + std::to_string(port);
+  auto error = [](const net::TcpOptions& o) {
+    try {
+      net::TcpBackend backend(o);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("formed");
+  };
+  net::TcpOptions o;
+  o.nodes = 1;
+  o.ports = net::PortRange::parse(only);
+  EXPECT_EQ(error(o), "no free port in --ports " + only + " on 127.0.0.1: all 1 are in use");
+
+  ScopedEnv rank("SLURM_PROCID", "0"), size("SLURM_NTASKS", "2"), secret("DPS_SECRET", net::Secret::generate().hex());
+  ScopedEnv coordinator("DPS_COORDINATOR", "127.0.0.1:" + std::to_string(port));
+  o.nodes = 0;
+  o.ports = net::PortRange::parse("40000-40100");
+  EXPECT_EQ(error(o), "DPS_COORDINATOR's port " + std::to_string(port) + " is outside --ports 40000-40100");
+}
+
+TEST(Launch, MalformedPortsGiveOneLineReasons) {
+  const std::string expects = "--ports expects a range LOW-HIGH of ports from 1 to 65535 (e.g. 40000-40100), got ";
+  for (const auto& [words, reason] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"p", "--ports", "40100-40000"}, expects + "'40100-40000'"},
+           {{"p", "--ports", "40000"}, expects + "'40000'"},
+           {{"p", "--ports", "0-10"}, expects + "'0-10'"},
+           {{"p", "--ports", "1-70000"}, expects + "'1-70000'"},
+           {{"p", "--ports", "40000-40100x"}, expects + "'40000-40100x'"},
+           {{"p", "--ports", "-40100"}, expects + "'-40100'"},
+           {{"p", "--ports"}, "--ports expects a range LOW-HIGH"}}) {
+    try {
+      std::vector<std::string> copy = words;
+      std::vector<char*> argv;
+      for (auto& w : copy) argv.push_back(w.data());
+      Application app(static_cast<int>(argv.size()), argv.data());
+      ADD_FAILURE() << "accepted " << (words.size() > 2 ? words[2] : "no range");
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), reason);
+    }
+  }
+  EXPECT_EQ(net::PortRange::parse("1-65535").text(), "1-65535");
 }
 
 TEST(Launch, ExternalLaunchesExplainWhatTheyMiss) {

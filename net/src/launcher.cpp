@@ -219,10 +219,14 @@ std::string Launcher::ended(unsigned node) {
     int status = 0;
     if (::waitpid(it->second, &status, WNOHANG) != it->second) return {};
     children_.erase(it);
-    return WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
-                             : "was killed by signal " + std::to_string(WTERMSIG(status));
+    return how_ended(node, status);
   }
   return {};
+}
+
+std::string Launcher::how_ended(unsigned, int status) const {
+  return WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
+                           : "was killed by signal " + std::to_string(WTERMSIG(status));
 }
 
 void LocalLauncher::start(unsigned node, const std::vector<std::string>& argv, const Environment& env) {
@@ -235,12 +239,21 @@ RemoteLauncher::RemoteLauncher(std::vector<std::string> slots, std::vector<std::
   if (rsh_.empty()) throw std::invalid_argument("a remote launcher needs a remote shell");
 }
 
-// rsh HOST 'cd DIR; IFS= read -r DPS_SECRET && export DPS_SECRET && exec env K=V... APP ARGS...'
+namespace {
+// The remote command's status when the host lacks the folder: one of its own, which the remote shell
+// passes on (ssh's own failures are 255), so that node 0 can say what is missing where.
+constexpr int kNoFolder = 66;
+}  // namespace
+
+// rsh HOST 'cd DIR || exit 66; IFS= read -r DPS_SECRET && export DPS_SECRET && exec env K=V... APP ARGS...'
 // (ssh joins its words into one command for the remote shell, so every word is quoted).
 void RemoteLauncher::start(unsigned node, const std::vector<std::string>& argv, const Environment& env) {
   char cwd[PATH_MAX];
   std::string command;
-  if (::getcwd(cwd, sizeof cwd)) command = "cd " + shell_word(cwd) + " 2>/dev/null; ";
+  if (::getcwd(cwd, sizeof cwd)) {
+    folder_ = cwd;
+    command = "cd " + shell_word(folder_) + " 2>/dev/null || exit " + std::to_string(kNoFolder) + "; ";
+  }
   std::string secret, assignments;
   for (const auto& [k, v] : env) {
     if (k == "DPS_SECRET")
@@ -256,6 +269,12 @@ void RemoteLauncher::start(unsigned node, const std::vector<std::string>& argv, 
   words.push_back(host(node));
   words.push_back(std::move(command));
   spawn(node, words, {}, secret.empty() ? std::string() : secret + "\n");
+}
+
+std::string RemoteLauncher::how_ended(unsigned node, int status) const {
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kNoFolder && !folder_.empty())
+    return "could not enter node 0's folder '" + folder_ + "' on host '" + host(node) + "'";
+  return Launcher::how_ended(node, status);
 }
 
 std::vector<std::string> read_hostfile(const std::string& path) {

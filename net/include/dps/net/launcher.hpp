@@ -35,6 +35,9 @@ class Launcher {
   std::string ended(unsigned node);
 
  protected:
+  // In words, how a process that ended with `status` (as waitpid gives it) ended.
+  virtual std::string how_ended(unsigned node, int status) const;
+
   // Runs `argv` (argv[0] a path, or a name found in PATH) with `env` added to this process's
   // environment and `input` as its standard input (inherited when empty). The child dies with
   // this process (PR_SET_PDEATHSIG), so none is orphaned, whichever thread called.
@@ -53,7 +56,8 @@ class LocalLauncher final : public Launcher {
   void start(unsigned node, const std::vector<std::string>& argv, const Environment& env) override;
 };
 
-// Instances on the hosts of a hostfile, through a remote shell: node n runs on slots[n % size].
+// Instances on the hosts of a hostfile, through a remote shell: node n runs on slots[n % size], in
+// the folder this process runs in (a host without it fails the instance: ended() names both).
 // The secret (DPS_SECRET) goes through the shell's standard input, never on a command line.
 class RemoteLauncher final : public Launcher {
  public:
@@ -62,7 +66,10 @@ class RemoteLauncher final : public Launcher {
   const std::string& host(unsigned node) const { return slots_[node % slots_.size()]; }
 
  private:
+  std::string how_ended(unsigned node, int status) const override;
+
   std::vector<std::string> slots_, rsh_;
+  std::string folder_;  // where the instances run: this process's working directory
 };
 
 // The hosts of a hostfile, one entry per slot: lines `host [slots]`, `#` comments. Throws

@@ -7,24 +7,40 @@
 // dps::Application picks it from the command line and the environment:
 //   app --nodes 4                  node 0 starts 3 more processes of `app` on this machine
 //   app --hostfile hosts           ... on the hosts of the file, over ssh (or $DPS_RSH)
+//   app --hostfile hosts --ports 40000-40100    every node process listens on a port of that range
 //   DPS_COORDINATOR=host0:7077 DPS_SECRET=... srun -n 4 app      (or mpirun): ranks become nodes
 // The instances node 0 starts find DPS_NODE, DPS_COORDINATOR and DPS_SECRET in their environment.
 //
 // Every connection proves it knows the application's secret (HMAC challenge-response) before it
 // may carry anything; a frame that is malformed, oversized or unauthenticated closes its connection
 // with a logged reason. Clocks are aligned on node 0's at start, so traces from all nodes line up.
+//
+// It is a front over three parts (net/src): the transport (sockets, framing, the handshake,
+// heartbeats), membership (joining, leaving, failures, the clock) and replication (the structure,
+// envelopes, threads that move, calls: the kernel's ClusterLink); remote traces are a fourth.
 #pragma once
 
 #include "dps/backend.hpp"
-#include "dps/kernel/cluster_link.hpp"
-#include "dps/net/auth.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace dps::net {
+
+// The ports the node processes listen on, both ends included (--ports); by default, any the system
+// gives. Only listening sockets: connections a process opens leave from ports the system picks.
+struct PortRange {
+  std::uint16_t first = 0, last = 0;  // 0: any
+
+  // "LOW-HIGH", e.g. "40000-40100"; throws std::invalid_argument with a one-line reason.
+  static PortRange parse(const std::string& text);
+  bool any() const noexcept { return first == 0; }
+  bool holds(std::uint16_t port) const noexcept { return any() || (port >= first && port <= last); }
+  std::string text() const;  // "40000-40100"
+};
 
 struct TcpOptions {
   std::size_t nodes = 0;              // node 0: processes of the application (itself included);
@@ -33,6 +49,7 @@ struct TcpOptions {
   std::size_t workers = 0;            // OS threads running DPS threads in each process; 0: the host's
                                       // cores shared among the node processes on it
   std::vector<std::string> argv;      // node 0: what the other instances run (argv[0] is replaced)
+  PortRange ports;                    // where this process listens (the instances read --ports from argv)
   std::size_t max_frame = 1u << 30;   // a larger frame closes its connection
   double join_timeout = 30;           // seconds node 0 waits for the instances it started
   double heartbeat = 0.5;             // seconds between heartbeats on a connection with nothing to send
@@ -40,7 +57,7 @@ struct TcpOptions {
   double poll_us = 50;                // the network thread polls this long after running a thread ($DPS_POLL_US)
 };
 
-class TcpBackend final : public Backend, public ClusterLink {
+class TcpBackend final : public Backend {
  public:
   // Node 0 when DPS_NODE is unset (it starts the others), else the instance DPS_NODE names.
   // Throws std::runtime_error with a one-line reason when the application cannot form.
@@ -49,7 +66,7 @@ class TcpBackend final : public Backend, public ClusterLink {
 
   // Backend
   std::string_view name() const override { return "tcp"; }
-  void attach(Runtime& runtime) override;
+  void attach(Runtime& runtime) override;  // links the runtime to the replication (its ClusterLink)
   std::vector<NodeId> nodes() const override;
   NodeId local_node() const override;
   bool hosts(NodeId node) const override;
@@ -70,19 +87,6 @@ class TcpBackend final : public Backend, public ClusterLink {
   // Where this process listens ("address:port"), and the process id of a node's instance (node 0).
   std::string address() const;
   long process_id(NodeId node) const;
-
-  // ClusterLink
-  void collection_created(const ThreadsCore& collection) override;
-  void thread_added(const Thread& thread, std::string image) override;
-  void thread_dropped(const Thread& thread) override;
-  void thread_gone(std::uint64_t uid) override;
-  void graph_created(const GraphCore& graph) override;
-  void retire(Thread& thread, HandBack hand_back) override;
-  void migrate(Thread& thread, NodeId to, Done done) override;
-  void call_completed(const GraphCore& graph, CallId call, Payload&& result) override;
-  void call_failed(CallId call, std::exception_ptr error) override;
-  void tracing(bool on) override;
-  void collect_trace() override;
 
   struct Impl;
 
