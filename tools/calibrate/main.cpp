@@ -28,6 +28,8 @@
 //     the model puts them on one host ("nodes_per_host"), each measured alone.
 // Network figures are medians over node pairs (0, k). Hosts in a row with the same nodes, cores,
 // workers and quota, and speeds within 10 %, form one group. Last line: JSON with the figures.
+#include "median.hpp"
+
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 #include <dps/net/tcp_backend.hpp>
@@ -199,12 +201,6 @@ unsigned usable_cores(long iterations) {
   for (double used : cpu) total += used;
   const double parallel = total / (clock_seconds(CLOCK_MONOTONIC) - wall);
   return static_cast<unsigned>(std::clamp(std::lround(parallel), 1L, static_cast<long>(cpus)));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // A CPU quota (a cgroup's cpu.max, a container's CPU limit) under a core shows as stalls while a
