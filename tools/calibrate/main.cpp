@@ -310,7 +310,7 @@ Link measure_link(Graph& stream, Samples& sample, long k, std::size_t bytes, dou
   const double per = median(round_times) / static_cast<double>(per_round) - 2 * link.latency;  // s / b
   if (per <= 0)
     throw std::runtime_error("node " + std::to_string(k) + ": messages of " + std::to_string(bytes) +
-                             " bytes take no longer than empty ones (nodes in one process, --local? else a larger --bytes)");
+                             " bytes take no longer than empty ones (a larger --bytes?)");
   link.bandwidth = static_cast<double>(bytes) / per;
   const double busy = static_cast<double>(count) * (link.latency + per);  // a transfer in progress
   link.cpu_per_send = std::clamp(sent_cpu / busy, 0.0, 1.0);
@@ -387,6 +387,9 @@ void write_atomically(const std::string& path, const std::string& text) {
 
 int main(int argc, char** argv) {
   return dps::run_main("calibrate", [&] {
+    // Node processes are what it measures: --local (every node in this process) would run the speed
+    // rounds before the bandwidth showed that there is no network.
+    const bool in_process = dps::Application::parse(argc, argv).in_process;
     dps::Application app(argc, argv);
     std::string out = "cluster.json";
     double seconds = 2;
@@ -409,6 +412,10 @@ int main(int argc, char** argv) {
               "then runs at its full speed and stops for the rest of each period once its share is used "
               "(default: a quota makes a uniformly slower node)");
     if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
+    if (in_process)
+      throw std::invalid_argument(
+          "--local runs every node in this process, and calibrate measures node processes and the network between "
+          "them (--nodes N or --hostfile FILE)");
     if (app.nodes() < 2) throw std::invalid_argument("calibrate needs at least two nodes (--nodes N or --hostfile FILE)");
     if (seconds <= 0) throw std::invalid_argument("--seconds must be positive");
     if (bytes < 1024) throw std::invalid_argument("--bytes must be at least 1024");
