@@ -1,4 +1,4 @@
-// What the benchmarks share: the median of their repetitions (median.hpp), and the application of
+// What the benchmarks share: the median of their repetitions (median.hpp, calibrate's too), and the application of
 // the benchmarks that run between two node processes.
 //
 //   auto app = two_node_application(argc, argv);   // the second process serves inside this call

@@ -243,6 +243,64 @@ TEST(SimBackend, AQuickThreadRunsOnItsNodesNetworkThreadBesideABusyWorker) {
   EXPECT_GT(s.app->now() - asked, 0.2);
 }
 
+// An inline turn is as long as a real run's (worker_policy.hpp): a quick thread that a message from
+// another node wakes runs at most kInlineBudget steps on its node's network thread, then waits for a
+// worker like any thread. A split on node 1, a step per piece it posts, while node 1's one worker
+// spins for 0.25 s: 5 pieces (6 steps) go at once, 20 pieces wait for the worker after 8.
+TEST(SimBackend, AQuickThreadLeavesTheNetworkThreadAfterItsInlineBudget) {
+  Spin::estimate = 0.25;
+  ClusterModel model = cluster(2);
+  model.groups = {sim::NodeGroup{"master", 1, 1, 1.0}, sim::NodeGroup{"busy", 1, 1, 1.0, 1}};
+  Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
+  auto master = s.app->threads<Stateless>("master", 1);
+  auto spinner = s.app->threads<Stateless>("spinner", 0);
+  auto cutter = s.app->threads<Stateless>("cutter", 0);
+  spinner.add_on(1);
+  cutter.add_on(1);
+  auto spin = s.app->graph(op<Pieces<>>(master) >> op<Spin>(spinner) >> op<SumPartials<>>(master));
+  auto cut = s.app->graph(op<Pieces<>>(cutter) >> op<AddRange<>>(master) >> op<SumPartials<>>(master));
+  EXPECT_EQ(cut.call(Range{0, 10}).get().count, 1);  // the cutter's steps are found quick
+  auto spinning = spin.call(Range{0, 10});
+  s.app->sleep_for(std::chrono::milliseconds(10));  // node 1's worker is spinning, until 0.25 s from now
+  double asked = s.app->now();
+  EXPECT_EQ(cut.call(Range{0, 50}).get().count, 5);
+  EXPECT_LT(s.app->now() - asked, 0.01) << "5 pieces, within the inline budget, waited for the worker";
+  asked = s.app->now();
+  EXPECT_EQ(cut.call(Range{0, 200}).get().count, 20);
+  EXPECT_GT(s.app->now() - asked, 0.2) << "20 pieces ran on the network thread beyond the inline budget";
+  EXPECT_EQ(spinning.get().count, 1);
+}
+
+// ... but the messages that other nodes send it meanwhile do not end its turn: a real network thread
+// reads each after the turn and starts another with it. 20 pieces from node 0 to a quick leaf on node
+// 1, 20 us of computation each, all arriving during its first step: all run beside the busy worker.
+struct Nibble : Leaf<Range, Partial> {
+  Partial execute(const Range& r) {
+    compute(20e-6, [] {});
+    return {r.last - r.first, 1};
+  }
+};
+TEST(SimBackend, MessagesFromOtherNodesKeepAQuickThreadOnTheNetworkThread) {
+  Spin::estimate = 0.25;
+  ClusterModel model = cluster(2);
+  model.groups = {sim::NodeGroup{"master", 1, 1, 1.0}, sim::NodeGroup{"busy", 1, 1, 1.0, 1}};
+  Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
+  auto master = s.app->threads<Stateless>("master", 1);
+  auto spinner = s.app->threads<Stateless>("spinner", 0);
+  auto nibbler = s.app->threads<Stateless>("nibbler", 0);
+  spinner.add_on(1);
+  nibbler.add_on(1);
+  auto spin = s.app->graph(op<Pieces<>>(master) >> op<Spin>(spinner) >> op<SumPartials<>>(master));
+  auto nibble = s.app->graph(op<Pieces<>>(master) >> op<Nibble>(nibbler) >> op<SumPartials<>>(master));
+  EXPECT_EQ(nibble.call(Range{0, 10}).get().count, 1);  // its steps are found quick
+  auto spinning = spin.call(Range{0, 10});
+  s.app->sleep_for(std::chrono::milliseconds(10));
+  const double asked = s.app->now();
+  EXPECT_EQ(nibble.call(Range{0, 200}).get().count, 20);
+  EXPECT_LT(s.app->now() - asked, 0.01) << "the nibbler waited for the worker";
+  EXPECT_EQ(spinning.get().count, 1);
+}
+
 // NOALLOC: the payload holds no data, but its size drives the transfer.
 struct Block {
   LargeArray<double> a;

@@ -1,6 +1,7 @@
 // Statistics of hand-built traces whose utilization and dynamic efficiency are worked out here:
 // allocation follows threads (added, removed, migrated), busy time follows steps, phases and bins
 // integrate both.
+#include <dps/trace/efficiency.hpp>
 #include <dps/trace/statistics.hpp>
 #include <gtest/gtest.h>
 
@@ -166,6 +167,35 @@ TEST(TraceStatistics, AnEmptyTraceHasNothingToSay) {
   EXPECT_EQ(s.duration, 0);
   EXPECT_EQ(s.efficiency, 0);
   EXPECT_THROW(summarize(Trace{}, 0), std::invalid_argument);
+}
+
+// The allocation as the simulator keeps it while it runs: node 0 from its start, a node of two cores
+// while it hosts threads, one that leaves the application (its later changes do not count).
+TEST(TraceEfficiency, AllocationFollowsThreadsUntilANodeLeaves) {
+  Allocation held;
+  held.always(0, 1);
+  held.cores(1, 2);
+  held.node(1);
+  held.node(2);
+  held.threads(1, +1, 2);
+  held.threads(1, +1, 3);
+  held.threads(1, -1, 4);  // one of two left: still allocated
+  held.threads(2, +1, 3);
+  held.leave(2, 5);
+  held.threads(2, +1, 6);  // gone: no longer counts
+  held.threads(1, -1, 7);
+  EXPECT_EQ(held.allocated_nodes(), (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_DOUBLE_EQ(held.seconds(0, 10), 9);
+  EXPECT_DOUBLE_EQ(held.seconds(1, 10), 5);
+  EXPECT_DOUBLE_EQ(held.seconds(2, 10), 2) << "from 3 until it left at 5";
+  EXPECT_DOUBLE_EQ(held.core_seconds(0, 10), 9 + 2 * 5 + 2);
+  EXPECT_DOUBLE_EQ(held.core_seconds(4, 6), 2 + 2 * 2 + 1);
+  std::vector<double> bins(5, 0.0);
+  held.add_to_bins(bins, 0, 2, 10);
+  const std::vector<double> by_hand{1, 2 + 2 * 2 + 1, 2 + 2 * 2 + 1, 2 + 2 * 1, 2};
+  for (std::size_t b = 0; b < bins.size(); ++b) EXPECT_DOUBLE_EQ(bins[b], by_hand[b]) << "bin " << b;
+  EXPECT_EQ(efficiency_over_time(std::vector<double>{1, 7}, bins), (std::vector<double>{1, 1, 0, 0, 0}));
+  EXPECT_EQ(efficiency(1, 0), 0) << "nothing allocated";
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // demo: the main job until LU takes over. Integrates 4 / (1 + x^2) over [0, 1) (= pi) on a flow graph
 // spread over the nodes, then grows the worker collection by one node and integrates again.
+#include "result_line.hpp"
+
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 
@@ -64,10 +66,10 @@ struct Gather : dps::Merge<Area, Area> {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return dps::run_main("demo", [&] {
+  return dps::run_main(apps::kProgram, [&] {
     dps::Application app(argc, argv);
     long intervals = 200'000'000;
-    dps::Cli cli("demo",
+    dps::Cli cli(apps::kProgram,
                  "Integrates 4/(1+x^2) on [0,1) with a split-leaf-merge graph over the nodes, "
                  "then adds a node and a worker and runs again.");
     cli.option("--intervals", intervals, "number of intervals (default 200000000)")
@@ -98,10 +100,18 @@ int main(int argc, char** argv) {
       total += p;
     }
     const double error = std::fabs(second.sum - std::numbers::pi);
-    std::printf(
-        "{\"nodes\": %zu, \"intervals\": %ld, \"pi\": %.15f, \"error\": %.3e, \"time_s\": %.4f, "
-        "\"time_grown_s\": %.4f, \"leaves\": %ld, \"min_leaves_per_worker\": %ld}\n",
-        app.nodes(), intervals, second.sum, error, t1, t2, total, per_worker_min);
+    // "time_s" in demo-sim too: the calls' times by app.now(), simulated there.
+    const std::string line = apps::ResultLine()
+                                 .add("nodes", app.nodes())
+                                 .add("intervals", intervals)
+                                 .add("pi", second.sum, "%.15f")
+                                 .add("error", error, "%.3e")
+                                 .add("time_s", t1, "%.4f")
+                                 .add("time_grown_s", t2, "%.4f")
+                                 .add("leaves", total)
+                                 .add("min_leaves_per_worker", per_worker_min)
+                                 .json();
+    std::printf("%s\n", line.c_str());
     const bool skipped = second.sum == 0;  // partial direct execution skips the integrals: nothing to check
     return skipped || error < 1e-6 ? 0 : 1;
   });

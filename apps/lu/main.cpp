@@ -10,6 +10,7 @@
 #include "kernel_model.hpp"
 #include "kernels.hpp"
 #include "lu.hpp"
+#include "result_line.hpp"
 
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
@@ -23,13 +24,7 @@
 
 namespace {
 
-#ifdef DPS_SIM
-constexpr const char* kProgram = "lu-sim";
-constexpr const char* kTimeKey = "predicted_s";
-#else
-constexpr const char* kProgram = "lu";
-constexpr const char* kTimeKey = "time_s";
-#endif
+using apps::kProgram;
 
 // "I:C" (after iteration I, C threads) from --remove-after / --add-after.
 std::pair<int, int> iteration_and_count(const std::string& option, const std::string& text) {
@@ -88,7 +83,7 @@ int main(int argc, char** argv) {
     lu::use_one_blas_thread();  // in every node process: DPS threads are the parallelism
     // The figures are printed once the application has ended, after what its backend prints (the
     // simulator's report): the last line is this program's.
-    char figures[512];
+    std::string figures;
     int code = 0;
     {
       dps::Application app(argc, argv);  // returns on node 0 only
@@ -162,19 +157,25 @@ int main(int argc, char** argv) {
       }
 
       const lu::Result result = lu::run(app, o);
-      const std::string residual = result.residual ? std::to_string(*result.residual) : "null";
       if (result.residual && !(*result.residual < 10)) {
         std::fprintf(stderr, "%s: the scaled residual %g is not below 10: the factorization is wrong\n", kProgram,
                      *result.residual);
         code = 1;
       }
-      std::snprintf(figures, sizeof figures,
-                    "{\"n\": %d, \"r\": %d, \"variant\": \"%s\", \"window\": %d, \"sub_block\": %d, \"nodes\": %zu, "
-                    "\"multipliers\": %zu, \"%s\": %.6f, \"gflops\": %.3f, \"residual\": %s}",
-                    o.n, o.r, lu::name(o.variant), o.window, o.sub_block, app.nodes(), result.multipliers, kTimeKey, result.seconds,
-                    result.gflops, residual.c_str());
+      figures = apps::ResultLine()
+                    .add("n", o.n)
+                    .add("r", o.r)
+                    .add("variant", lu::name(o.variant))
+                    .add("window", o.window)
+                    .add("sub_block", o.sub_block)
+                    .add("nodes", app.nodes())
+                    .add("multipliers", result.multipliers)
+                    .seconds(result.seconds)
+                    .add("gflops", result.gflops, "%.3f")
+                    .add("residual", result.residual, "%f")
+                    .json();
     }
-    std::printf("%s\n", figures);
+    std::printf("%s\n", figures.c_str());
     return code;
   });
 }

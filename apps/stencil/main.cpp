@@ -10,6 +10,7 @@
 //   stencil-sim --model cluster.json --nodes 4 --pdexec --noalloc --partition speed
 //   stencil --hostfile hosts --cluster cluster.json --partition model --speeds slow=0.3
 #include "cluster_file.hpp"
+#include "result_line.hpp"
 #include "stencil.hpp"
 
 #include <dps/cli.hpp>
@@ -24,13 +25,7 @@
 
 namespace {
 
-#ifdef DPS_SIM
-constexpr const char* kProgram = "stencil-sim";
-constexpr const char* kTimeKey = "predicted_s";
-#else
-constexpr const char* kProgram = "stencil";
-constexpr const char* kTimeKey = "time_s";
-#endif
+using apps::kProgram;
 
 // "NODE=SPEED[,...]" or "GROUP=SPEED[,...]" (a group of --cluster: each of its nodes), over what
 // the cluster file says.
@@ -153,42 +148,44 @@ int main(int argc, char** argv) {
       if (app.models_compute()) stencil::set_sweep_cost(cost);
 
       const stencil::Result r = stencil::run(app, o);
-      std::string verified = "null";
+      std::optional<bool> verified;
       if (verify && r.grid) {
         const std::vector<double> serial = stencil::serial_jacobi(static_cast<std::size_t>(o.n), r.iterations);
         std::size_t differ = 0;
         for (std::size_t k = 0; k < serial.size(); ++k) differ += serial[k] != r.grid->values[k];
-        verified = differ == 0 ? "true" : "false";
+        verified = differ == 0;
         if (differ) {
           std::fprintf(stderr, "%s: %zu of the %zu grid points differ from a serial Jacobi's\n", kProgram, differ, serial.size());
           code = 1;
         }
       }
-      char head[512];
-      std::snprintf(head, sizeof head,
-                    "{\"n\": %ld, \"iterations\": %ld, \"decomposition\": \"%s\", \"partition\": \"%s\", \"threads\": %zu, "
-                    "\"nodes\": %zu, \"%s\": %.6f, \"mlups\": %.1f, \"checksum\": %.10e, \"residual\": %.6e, \"resizes\": %zu, \"verified\": %s",
-                    o.n, r.iterations, stencil::name(o.decomposition), stencil::name(o.partition), r.threads, r.nodes,
-                    kTimeKey, r.seconds, r.mlups, r.checksum, r.residual, r.resizes.size(), verified.c_str());
-      figures = head;
-      figures += ", \"resize_log\": [";
-      for (std::size_t k = 0; k < r.resizes.size(); ++k) {
-        const auto& z = r.resizes[k];
-        char item[320];
-        std::snprintf(item, sizeof item, "%s{\"after\": %ld, \"from\": %zu, \"to\": %zu, \"seconds\": %.6f, \"redistribution_s\": %.6f, "
-                      "\"moved_bytes\": %zu, \"busiest_bytes\": %zu}",
-                      k ? ", " : "", z.iteration, z.from, z.to, z.seconds, z.redistribution_s, z.moved_bytes, z.busiest_bytes);
-        figures += item;
-      }
-      figures += "], \"iteration_seconds\": [";
-      for (std::size_t k = 0; k < r.iteration_seconds.size(); ++k) {
-        char item[64];
-        std::snprintf(item, sizeof item, "%s%.6f", k ? ", " : "", r.iteration_seconds[k]);
-        figures += item;
-      }
-      figures += "], \"rows\": [";
-      for (std::size_t k = 0; k < r.rows.size(); ++k) figures += (k ? ", " : "") + std::to_string(r.rows[k]);
-      figures += "]}";
+      std::vector<apps::ResultLine> resize_log;
+      for (const auto& z : r.resizes)
+        resize_log.push_back(apps::ResultLine()
+                                 .add("after", z.iteration)
+                                 .add("from", z.from)
+                                 .add("to", z.to)
+                                 .add("seconds", z.seconds, "%.6f")
+                                 .add("redistribution_s", z.redistribution_s, "%.6f")
+                                 .add("moved_bytes", z.moved_bytes)
+                                 .add("busiest_bytes", z.busiest_bytes));
+      figures = apps::ResultLine()
+                    .add("n", o.n)
+                    .add("iterations", r.iterations)
+                    .add("decomposition", stencil::name(o.decomposition))
+                    .add("partition", stencil::name(o.partition))
+                    .add("threads", r.threads)
+                    .add("nodes", r.nodes)
+                    .seconds(r.seconds)
+                    .add("mlups", r.mlups, "%.1f")
+                    .add("checksum", r.checksum, "%.10e")
+                    .add("residual", r.residual, "%.6e")
+                    .add("resizes", r.resizes.size())
+                    .add("verified", verified)
+                    .add("resize_log", resize_log)
+                    .add("iteration_seconds", r.iteration_seconds, "%.6f")
+                    .add("rows", r.rows)
+                    .json();
     }
     std::printf("%s\n", figures.c_str());
     return code;

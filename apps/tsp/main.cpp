@@ -8,6 +8,7 @@
 //   tsp data/tsplib/eil51.tsp --cold --policy reshape --max-threads 8 --rounds 4   # ReSHAPE's rule decides
 // Run by dps-cluster (an application job), it asks the cluster's scheduler at every resize point.
 //   tsp-sim data/tsplib/att48.tsp --model cluster.json --nodes 8 --pdexec
+#include "result_line.hpp"
 #include "solver.hpp"
 
 #include <dps/cli.hpp>
@@ -22,13 +23,7 @@
 
 namespace {
 
-#ifdef DPS_SIM
-constexpr const char* kProgram = "tsp-sim";
-constexpr const char* kTimeKey = "predicted_s";
-#else
-constexpr const char* kProgram = "tsp";
-constexpr const char* kTimeKey = "time_s";
-#endif
+using apps::kProgram;
 
 // "ROUND:THREADS[,...]": after that many rounds, continue on that many worker threads.
 std::map<long, std::size_t> resizes(const std::string& text) {
@@ -96,30 +91,32 @@ int main(int argc, char** argv) {
         tree_cost_ns = tsp::tree_cost().per_city_squared * 1e9;
       }
       const tsp::Result r = tsp::solve(app, instance, o);
-      std::string log;
+      std::vector<apps::ResultLine> log;
       for (const tsp::Resized& z : r.resizes)
-        log += (log.empty() ? "" : ", ") + std::string("{\"after\": ") + std::to_string(z.after) + ", \"threads\": " +
-               std::to_string(z.threads) + ", \"nodes\": " + std::to_string(z.nodes) + ", \"handed\": " +
-               std::to_string(z.handed) + "}";
+        log.push_back(
+            apps::ResultLine().add("after", z.after).add("threads", z.threads).add("nodes", z.nodes).add("handed", z.handed));
       const auto optima = tsp::optima_beside(file);
       const auto optimum = optima.find(instance.name);
       const bool knows = optimum != optima.end();
       output = "tour:";
       for (int city : r.tour) output += " " + std::to_string(city + 1);
-      char line[512];
-      std::snprintf(line, sizeof line,
-                    "\n{\"instance\": \"%s\", \"cities\": %d, \"length\": %ld, \"optimal\": %s, \"nodes_explored\": %ld, "
-                    "\"%s\": %.6f, \"threads\": %zu, \"nodes\": %zu, \"rounds\": %ld, \"root_bound\": %.3f, \"first_tour\": %s, "
-                    "\"bounds_shared\": %ld, ",
-                    instance.name.c_str(), instance.n, r.length, knows ? std::to_string(optimum->second).c_str() : "null", r.explored,
-                    kTimeKey, r.seconds, r.resizes.empty() ? o.threads : r.resizes.back().threads, app.nodes(), r.rounds,
-                    r.root_bound, o.cold ? "null" : std::to_string(r.first_tour).c_str(), r.shared);
-      output += line + std::string("\"resizes\": [") + log + "]";
-      if (charged) {  // what the bounds were charged: give it to the next runs (--tree-cost) to compare like with like
-        std::snprintf(line, sizeof line, ", \"tree_cost_ns\": %.4f", tree_cost_ns);
-        output += line;
-      }
-      output += "}";
+      apps::ResultLine line;
+      line.add("instance", instance.name)
+          .add("cities", instance.n)
+          .add("length", r.length)
+          .add("optimal", knows ? std::optional(optimum->second) : std::nullopt)
+          .add("nodes_explored", r.explored)
+          .seconds(r.seconds)
+          .add("threads", r.resizes.empty() ? o.threads : r.resizes.back().threads)
+          .add("nodes", app.nodes())
+          .add("rounds", r.rounds)
+          .add("root_bound", r.root_bound, "%.3f")
+          .add("first_tour", o.cold ? std::nullopt : std::optional(r.first_tour))
+          .add("bounds_shared", r.shared)
+          .add("resizes", log);
+      // What the bounds were charged: give it to the next runs (--tree-cost) to compare like with like.
+      if (charged) line.add("tree_cost_ns", tree_cost_ns, "%.4f");
+      output += "\n" + line.json();
       if (knows && optimum->second != r.length) {
         std::fprintf(stderr, "%s: found a tour of %ld, but the optimum is %ld\n", kProgram, r.length, optimum->second);
         code = 1;

@@ -2,6 +2,7 @@
 #include "dps/kernel/thread.hpp"
 
 #include "dps/kernel/context.hpp"
+#include "dps/kernel/worker_policy.hpp"
 #include "dps/errors.hpp"
 #include "dps/kernel/runtime.hpp"
 #include "dps/kernel/threads_core.hpp"
@@ -39,7 +40,9 @@ std::string Thread::name() const {
 bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
   if (!runtime_.hosts(*this)) return forward();
   detail::ContextScope scope({&runtime_, this, nullptr});
-  for (std::size_t steps = 0; steps < budget; ++steps) {
+  // A turn of the worker policy: until no work is left, or the step that spends the budget or finds
+  // an urgent thread waiting.
+  for (std::size_t steps = 1;; ++steps) {
     if (!ready_.empty()) {  // operations woken by the last message go first: pipelining
       Activity* a = ready_.front();
       ready_.pop_front();
@@ -62,9 +65,9 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
       settle();
       if (!runtime_.hosts(*this)) return forward();
     }
-    if (urgent && urgent->load(std::memory_order_relaxed) > 0) return true;
+    const bool urgent_waiting = urgent && urgent->load(std::memory_order_relaxed) > 0;
+    if (detail::worker_policy::turn_ends(steps, budget, urgent_waiting)) return true;
   }
-  return true;
 }
 
 // This thread lives in another process: what reaches this stand-in follows it there.

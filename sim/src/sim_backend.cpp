@@ -8,7 +8,7 @@
 #include "dps/kernel/simulation_hooks.hpp"
 #include "statistics.hpp"
 
-#include "dps/kernel/strands.hpp"
+#include "dps/kernel/worker_policy.hpp"
 #include "dps/errors.hpp"
 #include "dps/kernel/runtime.hpp"
 #include "dps/kernel/thread.hpp"
@@ -27,6 +27,8 @@
 #include <stdexcept>
 
 namespace dps::sim {
+
+namespace worker_policy = detail::worker_policy;
 
 namespace {
 
@@ -73,19 +75,37 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     std::string state;
     std::function<void(std::exception_ptr)> arrived;
   };
-  // A DPS thread as the simulator runs it: one step at a time, none while it travels.
+  // A DPS thread as the simulator runs it: one step at a time, none while it travels, taking its turns
+  // on a worker or inline on its node's network thread as the worker policy says (worker_policy.hpp).
+  // Where it is (State) and what it holds to run (Runner) change only by these transitions:
+  //   kick:       Idle with work -> Ready (in `ready`), or Parked when urgent and no worker is free
+  //   take_worker / take_network: Runner None -> Worker / Network; take_worker may park it instead
+  //   a worker passed on (release_worker): Parked -> Idle holding it, then kick
+  //   execute:    Ready -> Running (its step, until its computation ends)
+  //   finish:     Running -> Idle, then start_move (-> Moving) or kick, then end_turn (the runner goes
+  //               when its turn is over)
+  //   arrive:     Moving -> Idle on the new node, then kick
   struct Slot {
+    enum class State : std::uint8_t {
+      Idle,     // in no line and not running (with or without work: `wanted`)
+      Ready,    // in `ready`: runs a step when the loop reaches it
+      Parked,   // waiting for one of its node's workers (a model may limit them)
+      Running,  // a step runs: its computation has not ended
+      Moving,   // migrating: its state is on the way
+    };
+    enum class Runner : std::uint8_t {
+      None,
+      Worker,   // one of its node's workers
+      Network,  // its node's network thread: an inline turn
+    };
     Thread* thread = nullptr;
+    State state = State::Idle;
+    Runner runner = Runner::None;
     bool wanted = false;  // it has work (scheduled, and its last run said there is more)
-    bool queued = false;  // in ready_
-    bool busy = false;    // a step runs: its computation has not ended
-    bool moving = false;  // migrating: its state is on the way
-    bool parked = false;  // waiting for one of its node's workers (a model may limit them)
-    bool worker = false;  // holds one of them
-    bool on_network = false;  // runs on its node's network thread instead (a quick thread: run_here)
     bool urgent = false;  // woken by an urgent operation's input: parks before the others
     NodeId worker_node = 0;
-    unsigned streak = 0;  // steps in a row on that worker
+    unsigned streak = 0;  // steps of its turn on its runner
+    unsigned handed = 0;  // inline: messages from other nodes its network thread read meanwhile
     NodeId node = 0;      // where the current step runs
     double start = 0, work = 0;
     std::vector<Effect> effects;
@@ -137,7 +157,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     vnodes.push_back(v);
     live.push_back(id);
     workers_used.push_back(0);
-    network_busy.push_back(0);
+    inline_turn.push_back(nullptr);
     parked.emplace_back();
     stats.node_joined(id, v, engine->now());
     return id;
@@ -163,8 +183,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     auto it = slots.find(t.uid());
     if (it == slots.end()) return true;
     const Slot& s = it->second;
-    if (&s == current || s.busy || s.queued || s.parked || s.worker || s.on_network || s.moving || s.move ||
-        !s.effects.empty())
+    if (&s == current || s.state != Slot::State::Idle || s.runner != Slot::Runner::None || s.move || !s.effects.empty())
       return false;
     slots.erase(it);
     return true;
@@ -175,93 +194,119 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     s.thread = &t;
     s.wanted = true;
     s.urgent = priority == Priority::Urgent;
-    // A quick thread that a message from another node wakes runs on the network thread that received
-    // it, as the runtime's run_here does, if that thread is not running one already: no worker needed.
-    // It keeps it while it stays quick and has work (finish): the messages that arrive for it meanwhile
-    // are the network thread's to read and run next.
+    // A quick thread that a message from another node wakes takes its turn on the network thread that
+    // received it, if that thread runs none already: no worker needed.
     const NodeId node = t.node();
-    if (arriving && t.pace() == Thread::Pace::Quick && !network_busy[node] && !s.worker && !s.parked && !s.busy &&
-        !s.queued && !s.moving) {
-      s.on_network = true;
-      s.node = node;
-      network_busy[node] = 1;
-    }
+    if (arriving && s.state == Slot::State::Idle && s.runner == Slot::Runner::None &&
+        worker_policy::runs_inline(t, inline_turn[node] != nullptr))
+      take_network(s, node);
     kick(s);
   }
 
   void kick(Slot& s) {
-    if (s.wanted && !s.busy && !s.moving && !s.queued && !s.parked && !stopped) {
-      // An urgent thread parks at once, ahead of the others: the worker that the step which woke it
-      // frees next passes to it, as the runtime's next task runs the urgent threads first.
-      if (s.urgent && !s.worker && !s.on_network && !take_worker(s)) return;
-      s.queued = true;
-      ready.push_back(&s);
-    }
+    if (!s.wanted || s.state != Slot::State::Idle || stopped) return;
+    // An urgent thread parks at once, ahead of the others: the worker that the step which woke it
+    // frees next passes to it.
+    if (s.urgent && s.runner == Slot::Runner::None && !take_worker(s)) return;
+    s.state = Slot::State::Ready;
+    ready.push_back(&s);
   }
 
   void run_ready() {
     while (!ready.empty()) {
       Slot& s = *ready.front();
       ready.pop_front();
-      s.queued = false;
-      if (!s.wanted || s.busy || s.moving || stopped) {
-        if (s.worker) release_worker(s);
-        if (s.on_network) release_network(s);
+      s.state = Slot::State::Idle;
+      if (!s.wanted || stopped) {
+        release_runner(s);
         continue;
       }
-      if (s.worker || s.on_network || take_worker(s)) execute(s);
+      if (s.runner != Slot::Runner::None || take_worker(s)) execute(s);
     }
   }
 
-  // A node whose model limits its workers runs that many steps at once, as the runtime's worker
-  // threads do: a thread with work waits for one, then keeps it while it has work, up to the
-  // runtime's budget of steps in a row.
+  // A node whose model limits its workers runs that many steps at once: a thread with work waits in
+  // line for one (parks), then keeps it for its turn.
   bool take_worker(Slot& s) {
     const NodeId node = s.thread->node();
     const unsigned limit = engine->workers(vnode(node));
     if (limit > 0 && workers_used[node] >= limit) {
-      s.parked = true;
+      s.state = Slot::State::Parked;
       std::deque<Slot*>& waiting = parked[node];
-      if (s.urgent)  // after the urgent ones already there, before the rest
-        waiting.insert(std::find_if(waiting.begin(), waiting.end(), [](const Slot* x) { return !x->urgent; }), &s);
-      else
-        waiting.push_back(&s);
+      waiting.insert(worker_policy::place(waiting, s.urgent, [](const Slot* x) { return x->urgent; }), &s);
       return false;
     }
     ++workers_used[node];
-    s.worker = true;
-    s.worker_node = node;
-    s.streak = 0;
+    hold_worker(s, node);
     return true;
   }
 
+  void hold_worker(Slot& s, NodeId node) {
+    s.runner = Slot::Runner::Worker;
+    s.worker_node = node;
+    s.streak = 0;
+  }
+
+  void take_network(Slot& s, NodeId node) {
+    s.runner = Slot::Runner::Network;
+    s.node = node;
+    s.streak = 0;
+    s.handed = 0;
+    inline_turn[node] = &s;
+  }
+
   void release_network(Slot& s) {
-    s.on_network = false;
-    network_busy[s.node] = 0;
+    s.runner = Slot::Runner::None;
+    inline_turn[s.node] = nullptr;
+  }
+
+  void release_runner(Slot& s) {
+    if (s.runner == Slot::Runner::Worker) release_worker(s);
+    if (s.runner == Slot::Runner::Network) release_network(s);
   }
 
   bool urgent_parked(NodeId node) const { return !parked[node].empty() && parked[node].front()->urgent; }
 
   void release_worker(Slot& s) {
-    s.worker = false;
+    s.runner = Slot::Runner::None;
     std::deque<Slot*>& waiting = parked[s.worker_node];
     if (waiting.empty()) {
       --workers_used[s.worker_node];
       return;
     }
-    Slot& next = *waiting.front();  // the worker passes to the first parked thread
+    Slot& next = *waiting.front();  // the worker passes to the first in line
     waiting.pop_front();
-    next.worker = true;
-    next.worker_node = s.worker_node;
-    next.streak = 0;
-    next.parked = false;
+    next.state = Slot::State::Idle;
+    hold_worker(next, s.worker_node);
     kick(next);
-    if (!next.queued) release_worker(next);  // no longer runnable: the next one in line
+    if (next.state != Slot::State::Ready) release_worker(next);  // no longer runnable: the next one in line
+  }
+
+  // A step ended: the thread's turn on its runner goes on while it has work, as the worker policy
+  // says; an inline turn also ends once the thread is no longer quick. With work left, the thread then
+  // waits for a worker (run_ready). A real network thread reads the messages that come meanwhile only
+  // after the inline turn, each of which then starts a turn of its own while the thread keeps up: each
+  // adds a step to this one.
+  void end_turn(Slot& s) {
+    const bool more = s.state == Slot::State::Ready;
+    switch (s.runner) {
+      case Slot::Runner::None: break;
+      case Slot::Runner::Worker:
+        if (!more || worker_policy::turn_ends(++s.streak, worker_policy::kBudget, urgent_parked(s.worker_node)))
+          release_worker(s);
+        break;
+      case Slot::Runner::Network:
+        if (!more || s.thread->pace() != Thread::Pace::Quick ||
+            worker_policy::turn_ends(++s.streak, worker_policy::kInlineBudget + s.handed, urgent_parked(s.node)))
+          release_network(s);
+        break;
+    }
   }
 
   // One atomic step, run now for real; it takes simulated time from here on.
   void execute(Slot& s) {
     Thread& t = *s.thread;
+    s.state = Slot::State::Running;
     s.urgent = false;  // it got a worker: later waits are ordinary
     s.node = t.node();
     s.start = engine->now();
@@ -276,12 +321,12 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       more = t.run(1);
     } catch (...) {
       current = nullptr;
+      s.state = Slot::State::Idle;
       throw;
     }
     if (direct) s.work += detail::thread_cpu_seconds() - cpu;
     current = nullptr;
     s.wanted = more;
-    s.busy = true;
     ++stats.steps;
     if (s.work > 0) {
       ++outstanding;
@@ -292,8 +337,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   }
 
   void finish(Slot& s) {
-    s.busy = false;
-    s.thread->ran_for(engine->now() - s.start);  // its pace, as the runtime's strands judge it
+    s.state = Slot::State::Idle;
+    s.thread->ran_for(engine->now() - s.start);  // its pace, as the strands judge it
     if (s.step) {
       ++stats.ops;
       if (user) {
@@ -308,10 +353,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     s.effects.clear();
     if (s.move) start_move(s);
     kick(s);
-    // The runtime's strand also lets an urgent thread waiting for a worker go first.
-    if (s.worker && (!s.queued || ++s.streak >= detail::Strands::kBudget || urgent_parked(s.worker_node)))
-      release_worker(s);
-    if (s.on_network && (!s.queued || s.thread->pace() != Thread::Pace::Quick)) release_network(s);
+    end_turn(s);
   }
 
   // --- envelopes, results and migrations between nodes ---
@@ -376,7 +418,9 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
         } else if (to->node() != d.to_node) {
           deliver(d.to_node, d.to, d.e);  // the thread moved on meanwhile: forwarded
         } else {
-          arriving = true;  // its network thread delivers it
+          // Read by the network thread that may run it inline: a step more for its turn (end_turn).
+          if (Slot* s = inline_turn[d.to_node]; s && s->thread == to) ++s->handed;
+          arriving = true;
           runtime->enqueue(*to, d.e);
           arriving = false;
         }
@@ -391,7 +435,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
         Slot& s = slots.at(d.to);  // a moving thread stays until it arrived
         Move m = std::move(*s.move);
         s.move.reset();
-        s.moving = false;
+        s.state = Slot::State::Idle;
         s.thread->relocate(m.to, m.state);
         m.arrived(nullptr);
         kick(s);
@@ -406,6 +450,9 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   }
 
   void start_move(Slot& s) {
+    if (s.state != Slot::State::Idle)  // the kernel migrates a thread from its own step (Thread::settle)
+      throw std::logic_error(s.thread->name() + " migrates while it waits to run a step");
+    s.state = Slot::State::Moving;
     const double bytes = static_cast<double>(s.move->state.size()) + engine->model().network.header_bytes;
     transfer(Delivery{Delivery::Kind::Migration, s.node, s.move->to, s.thread->uid(), nullptr, engine->now(), bytes});
   }
@@ -532,7 +579,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   std::deque<Slot*> ready;    // threads to run a step now, in order
   std::vector<unsigned> workers_used;         // by node: workers held
   std::vector<std::deque<Slot*>> parked;      // by node: threads waiting for a worker
-  std::vector<char> network_busy;             // by node: its network thread runs a quick thread
+  std::vector<Slot*> inline_turn;             // by node: the quick thread its network thread runs
   bool arriving = false;                      // a message from another node is being delivered
   Slot* current = nullptr;    // the step running
   std::vector<Delivery> deliveries;
@@ -580,8 +627,7 @@ void SimBackend::send(NodeId from, Thread& to, Envelope* e) { impl_->send(from, 
 bool SimBackend::migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) {
   Impl::Slot& s = impl_->slot(thread);
   s.move = Impl::Move{to, std::move(state), std::move(arrived)};
-  s.moving = true;
-  if (!impl_->current) impl_->start_move(s);  // not from a step of its own: it leaves now
+  if (impl_->current != &s) impl_->start_move(s);  // not from a step of its own: it leaves now, else when it ends
   return true;
 }
 

@@ -1,9 +1,10 @@
-// Statistics: allocation, phases, and the statistics file.
+// Statistics: useful core-seconds, allocation, phases, and the statistics file.
 #include "statistics.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 
 namespace dps::sim {
@@ -13,30 +14,23 @@ double Statistics::steps_of(VNode v, double now) const {
 }
 
 void Statistics::node_joined(NodeId node, VNode v, double now) {
-  nodes_[node] = Held{v, now, steps_of(v, now), true};
-  reallocate(now);
+  nodes_[node] = Held{v, steps_of(v, now), true};
+  allocation_.cores(node, engine_.cores(v));
+  if (node == 0)
+    allocation_.always(node, now);
+  else
+    allocation_.node(node);
 }
 
 void Statistics::node_left(NodeId node, double now) {
   Held& h = nodes_.at(node);
   banked_ += steps_of(h.v, now) - h.offset;
   h.live = false;
-  h.threads = 0;
-  reallocate(now);
+  allocation_.leave(node, now);
 }
 
 void Statistics::threads_changed(NodeId node, int delta, double now) {
-  auto it = nodes_.find(node);
-  if (it == nodes_.end()) return;
-  it->second.threads += delta;
-  reallocate(now);
-}
-
-void Statistics::reallocate(double now) {
-  double cores = 0;
-  for (const auto& [id, h] : nodes_)
-    if (h.live && (id == 0 || h.threads > 0)) cores += engine_.cores(h.v);
-  allocated_.set(now, cores);
+  if (nodes_.contains(node)) allocation_.threads(node, delta, now);
 }
 
 double Statistics::useful(double now) const {
@@ -46,23 +40,19 @@ double Statistics::useful(double now) const {
   return total;
 }
 
-double Statistics::allocated(double now) const { return allocated_.total(now); }
+double Statistics::allocated(double now) const { return allocation_.core_seconds(0, now); }
 
-double Statistics::efficiency(double now) const {
-  const double a = allocated(now);
-  return a > 0 ? useful(now) / a : 0.0;
-}
+double Statistics::efficiency(double now) const { return trace::efficiency(useful(now), allocated(now)); }
 
 void Statistics::phase(std::string_view name, bool begin, double now) {
   if (begin) {
-    phases_.push_back(Phase{std::string(name), now, -1, useful(now), allocated(now)});
+    phases_.push_back(Phase{std::string(name), now, -1, useful(now)});
     return;
   }
   for (auto it = phases_.rbegin(); it != phases_.rend(); ++it)
     if (it->end < 0 && it->name == name) {
       it->end = now;
       it->useful = useful(now) - it->useful0;
-      it->allocated = allocated(now) - it->allocated0;
       return;
     }
 }
@@ -70,8 +60,8 @@ void Statistics::phase(std::string_view name, bool begin, double now) {
 void Statistics::write(std::ostream& out, double now) const {
   using json = nlohmann::ordered_json;  // fields in the order written
   const Usage& usage = engine_.usage();
-  // One bin width for every series: the widest any of them had to take.
-  double width = allocated_.width();
+  // One bin width for every series: the widest any of them had to take, and wide enough for the run.
+  double width = Timeline::width_for(now);
   for (const auto& [id, h] : nodes_)
     for (std::size_t s = 0; s < Usage::kSeries; ++s) width = std::max(width, usage.at(h.v, Usage::Series(s)).width());
   auto per_second = [&](std::vector<double> bins, double scale) {
@@ -103,17 +93,16 @@ void Statistics::write(std::ostream& out, double now) const {
                      {"link_out_over_time", per_second(usage.at(h.v, Usage::LinkOut).bins(now, width), 1.0)},
                      {"link_in_over_time", per_second(usage.at(h.v, Usage::LinkIn).bins(now, width), 1.0)}});
   }
-  const auto allocated_bins = allocated_.bins(now, width);
-  std::vector<double> over_time(allocated_bins.size(), 0.0);
-  for (std::size_t i = 0; i < over_time.size() && i < useful_bins.size(); ++i)
-    over_time[i] = allocated_bins[i] > 0 ? useful_bins[i] / allocated_bins[i] : 0.0;
+  std::vector<double> allocated_bins(static_cast<std::size_t>(std::ceil(now / width)), 0.0);
+  allocation_.add_to_bins(allocated_bins, 0, width, now);
+  const std::vector<double> over_time = trace::efficiency_over_time(useful_bins, allocated_bins);
   json phases = json::array();
   for (const Phase& p : phases_)
     if (p.end >= 0)
       phases.push_back({{"name", p.name},
                         {"start_s", p.begin},
                         {"end_s", p.end},
-                        {"efficiency", p.allocated > 0 ? p.useful / p.allocated : 0.0}});
+                        {"efficiency", trace::efficiency(p.useful, allocation_.core_seconds(p.begin, p.end))}});
   const json root = {{"predicted_s", now},
                      {"ops", ops},
                      {"steps", steps},

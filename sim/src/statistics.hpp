@@ -1,11 +1,12 @@
-// Statistics of one simulated application: its counts, the nodes it holds and which of them are
-// allocated (host a thread; node 0 always), its phases, and the utilization and dynamic efficiency
-// (useful computation / (allocated cores x time), Schaeli, Gerlach & Hersch, "A simulator for adaptive parallel
-// applications", §5.4) derived from the engine's timelines.
+// Statistics of one simulated application: its counts, the nodes it holds, its phases, and the
+// utilization and dynamic efficiency derived from the engine's timelines. The efficiency is counted as
+// for a trace (dps/trace/efficiency.hpp): the nodes allocated (hosting a thread; node 0 always), and
+// the core-seconds the steps on them computed.
 #pragma once
 
 #include "dps/kernel/envelope.hpp"
 #include "dps/sim/engine.hpp"
+#include "dps/trace/efficiency.hpp"
 
 #include <cstdint>
 #include <iosfwd>
@@ -36,24 +37,21 @@ class Statistics {
  private:
   struct Held {
     VNode v;
-    double since;
     double offset;  // the node's step core-seconds when it joined
     bool live;
-    int threads = 0;
   };
   struct Phase {
     std::string name;
     double begin, end = -1;
-    double useful0, allocated0;
-    double useful = 0, allocated = 0;
+    double useful0;  // useful core-seconds when it began
+    double useful = 0;
   };
-  void reallocate(double now);
   double steps_of(VNode v, double now) const;
 
   const Engine& engine_;
   std::map<NodeId, Held> nodes_;  // every node the application held, by id
   double banked_ = 0;             // useful core-seconds of nodes it left
-  Timeline allocated_;            // cores of allocated nodes
+  trace::Allocation allocation_;  // which of them were allocated when
   std::vector<Phase> phases_;
 };
 

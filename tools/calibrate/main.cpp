@@ -28,6 +28,8 @@
 //     the model puts them on one host ("nodes_per_host"), each measured alone.
 // Network figures are medians over node pairs (0, k). Hosts in a row with the same nodes, cores,
 // workers and quota, and speeds within 10 %, form one group. Last line: JSON with the figures.
+#include "median.hpp"
+
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 #include <dps/kernel/context.hpp>  // which backend runs the calling step
@@ -203,12 +205,6 @@ unsigned usable_cores(long iterations) {
   return static_cast<unsigned>(std::clamp(std::lround(parallel), 1L, static_cast<long>(cpus)));
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // A CPU quota (a cgroup's cpu.max, a container's CPU limit) under a core shows as stalls while a
 // thread keeps busy: the host runs, is throttled, runs again. The kernel checks the budget at its
 // timer tick, so the runs last a tick or more and the pattern is coarser than the quota's period
@@ -316,7 +312,7 @@ Link measure_link(Graph& stream, Samples& sample, long k, std::size_t bytes, dou
   const double per = median(round_times) / static_cast<double>(per_round) - 2 * link.latency;  // s / b
   if (per <= 0)
     throw std::runtime_error("node " + std::to_string(k) + ": messages of " + std::to_string(bytes) +
-                             " bytes take no longer than empty ones (nodes in one process, --local? else a larger --bytes)");
+                             " bytes take no longer than empty ones (a larger --bytes?)");
   link.bandwidth = static_cast<double>(bytes) / per;
   const double busy = static_cast<double>(count) * (link.latency + per);  // a transfer in progress
   link.cpu_per_send = std::clamp(sent_cpu / busy, 0.0, 1.0);
@@ -393,6 +389,9 @@ void write_atomically(const std::string& path, const std::string& text) {
 
 int main(int argc, char** argv) {
   return dps::run_main("calibrate", [&] {
+    // Node processes are what it measures: --local (every node in this process) would run the speed
+    // rounds before the bandwidth showed that there is no network.
+    const bool in_process = dps::Application::parse(argc, argv).in_process;
     dps::Application app(argc, argv);
     std::string out = "cluster.json";
     double seconds = 2;
@@ -415,6 +414,10 @@ int main(int argc, char** argv) {
               "then runs at its full speed and stops for the rest of each period once its share is used "
               "(default: a quota makes a uniformly slower node)");
     if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
+    if (in_process)
+      throw std::invalid_argument(
+          "--local runs every node in this process, and calibrate measures node processes and the network between "
+          "them (--nodes N or --hostfile FILE)");
     if (app.nodes() < 2) throw std::invalid_argument("calibrate needs at least two nodes (--nodes N or --hostfile FILE)");
     if (seconds <= 0) throw std::invalid_argument("--seconds must be positive");
     if (bytes < 1024) throw std::invalid_argument("--bytes must be at least 1024");

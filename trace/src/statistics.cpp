@@ -2,6 +2,8 @@
 // from the transfers, integrated over the run, its phases and equal bins.
 #include "dps/trace/statistics.hpp"
 
+#include "bins.hpp"
+#include "dps/trace/efficiency.hpp"
 #include "json.hpp"
 
 #include <algorithm>
@@ -13,61 +15,28 @@ namespace dps::trace {
 
 namespace {
 
-// Adds `amount` spread evenly over [from, to) to the bins of width `bin` starting at `origin`
-// (all of it to one bin when the interval is empty).
-void spread(std::vector<double>& bins, double origin, double bin, double from, double to, double amount) {
-  const auto index = [&](double t) {
-    const double i = std::floor((t - origin) / bin);
-    return static_cast<std::size_t>(std::clamp(i, 0.0, static_cast<double>(bins.size() - 1)));
-  };
-  if (!(to > from)) {
-    bins[index(from)] += amount;
-    return;
-  }
-  const double rate = amount / (to - from);
-  for (std::size_t i = index(from), last = index(to); i <= last; ++i) {
-    const double lo = std::max(from, origin + bin * static_cast<double>(i));
-    const double hi = i + 1 == bins.size() ? to : std::min(to, origin + bin * static_cast<double>(i + 1));
-    if (hi > lo) bins[i] += rate * (hi - lo);
-  }
-}
-
-double overlap(double a0, double a1, double b0, double b1) { return std::max(0.0, std::min(a1, b1) - std::max(a0, b0)); }
-
-// When each node is allocated: intervals during which it hosts a thread (node 0: the whole run).
-struct Allocation {
-  std::map<std::uint32_t, std::vector<std::pair<double, double>>> intervals;
-
-  Allocation(const Trace& t, double start, double end) {
-    std::vector<const Lifecycle*> changes;
-    for (const Lifecycle& c : t.changes) changes.push_back(&c);
-    std::stable_sort(changes.begin(), changes.end(), [](auto* a, auto* b) { return a->time < b->time; });
-    std::map<std::uint32_t, int> threads;
-    std::map<std::uint32_t, double> since;
-    auto move = [&](std::uint32_t node, int delta, double time) {
-      int& n = threads[node];
-      if (n == 0 && delta > 0) since[node] = time;
-      n = std::max(0, n + delta);
-      if (n == 0 && delta < 0) intervals[node].emplace_back(since[node], time);
-    };
-    for (const Lifecycle* c : changes) {
-      switch (c->kind) {
-        case Change::ThreadAdded: move(c->node, +1, c->time); break;
-        case Change::ThreadRemoved: move(c->node, -1, c->time); break;
-        case Change::ThreadMigrated: move(c->node, -1, c->time), move(c->to, +1, c->time); break;
-        case Change::NodeAdded:
-        case Change::NodeRemoved: threads.try_emplace(c->node, 0); break;
-      }
+// Which nodes are allocated when, from the lifecycle records (Allocation's rule); node 0 coordinates
+// throughout, and a node that ran steps without a recorded thread (tracing began after its threads
+// were made) is taken as allocated throughout.
+Allocation allocation(const Trace& t, double start) {
+  std::vector<const Lifecycle*> changes;
+  for (const Lifecycle& c : t.changes) changes.push_back(&c);
+  std::stable_sort(changes.begin(), changes.end(), [](auto* a, auto* b) { return a->time < b->time; });
+  Allocation held;
+  for (const Lifecycle* c : changes) {
+    switch (c->kind) {
+      case Change::ThreadAdded: held.threads(c->node, +1, c->time); break;
+      case Change::ThreadRemoved: held.threads(c->node, -1, c->time); break;
+      case Change::ThreadMigrated: held.threads(c->node, -1, c->time), held.threads(c->to, +1, c->time); break;
+      case Change::NodeAdded:
+      case Change::NodeRemoved: held.node(c->node); break;
     }
-    for (const auto& [node, n] : threads)
-      if (n > 0) intervals[node].emplace_back(since[node], end);
-    // Node 0 coordinates throughout; a node that ran steps without a recorded thread (tracing began
-    // after its threads were made) is taken as allocated throughout.
-    intervals[0] = {{start, end}};
-    for (const Step& s : t.steps)
-      if (!threads.contains(s.node) && s.node != 0) intervals[s.node] = {{start, end}};
   }
-};
+  held.always(0, start);
+  for (const Step& s : t.steps)
+    if (!held.knows(s.node)) held.always(s.node, start);
+  return held;
+}
 
 // The most steps a node ran at the same time.
 // Edges sorted: at equal times an end (-1) comes before a start (+1).
@@ -168,7 +137,7 @@ Summary summarize(const Trace& t, std::size_t bins) {
   s.duration = last - first;
   s.bin = s.duration > 0 ? s.duration / static_cast<double>(bins) : 1.0;
 
-  const Allocation allocation(t, first, last);
+  Allocation held = allocation(t, first);
   std::map<std::uint32_t, NodeSummary> nodes;
   std::map<std::uint32_t, std::vector<std::pair<double, int>>> edges;
   auto node = [&](std::uint32_t id) -> NodeSummary& {
@@ -181,7 +150,7 @@ Summary summarize(const Trace& t, std::size_t bins) {
     }
     return n;
   };
-  for (const auto& [id, spans] : allocation.intervals) node(id);
+  for (const std::uint32_t id : held.allocated_nodes()) node(id);
   for (const Step& x : t.steps) {
     node(x.node);
     edges[x.node].emplace_back(x.start, +1);
@@ -213,29 +182,24 @@ Summary summarize(const Trace& t, std::size_t bins) {
       useful[b] += n.cpu_over_time[b];
       n.cpu_over_time[b] /= n.cores * s.bin;
     }
-    if (auto it = allocation.intervals.find(id); it != allocation.intervals.end())
-      for (const auto& [from, to] : it->second) {
-        n.allocated += to - from;
-        spread(allocated, first, s.bin, from, to, n.cores * (to - from));
-      }
+    held.cores(id, n.cores);
+    n.allocated = held.seconds(id, last);
     n.cpu = s.duration > 0 ? n.busy / (n.cores * s.duration) : 0.0;
     s.useful += n.busy;
     s.allocated += n.cores * n.allocated;
     s.nodes.push_back(std::move(n));
   }
-  s.efficiency = s.allocated > 0 ? s.useful / s.allocated : 0.0;
-  s.efficiency_over_time.resize(bins);
-  for (std::size_t b = 0; b < bins; ++b) s.efficiency_over_time[b] = allocated[b] > 0 ? useful[b] / allocated[b] : 0.0;
+  held.add_to_bins(allocated, first, s.bin, last);
+  s.efficiency = efficiency(s.useful, s.allocated);
+  s.efficiency_over_time = efficiency_over_time(useful, allocated);
 
   summarize_counters(t, s, bins);
   for (const PhaseSpan& span : phase_spans(t, last)) s.phases.push_back({t.names[span.name], span.begin, span.end});
   for (PhaseSummary& p : s.phases) {
     for (const auto& [id, stretches] : busy)
       for (const Busy& x : stretches) p.useful += x.cores * overlap(x.from, x.to, p.begin, p.end);
-    for (const NodeSummary& n : s.nodes)
-      if (auto it = allocation.intervals.find(n.node); it != allocation.intervals.end())
-        for (const auto& [from, to] : it->second) p.allocated += n.cores * overlap(from, to, p.begin, p.end);
-    p.efficiency = p.allocated > 0 ? p.useful / p.allocated : 0.0;
+    p.allocated = held.core_seconds(p.begin, p.end);
+    p.efficiency = efficiency(p.useful, p.allocated);
   }
   return s;
 }

@@ -70,6 +70,17 @@ class BoundLinks : public Model {
     bind(id, l);
   }
 
+  // A sharing rule's solution over some links and flows (maxmin.hpp's): each link's rate from now on,
+  // each flow bound to the link that fixed its rate.
+  template <class Solution>
+  void take(const Solution& solution) {
+    for (const auto& l : solution.links()) {
+      advance(l.id);  // its clock at the old rate first
+      links_[l.id].rate = l.rate;
+    }
+    for (const FlowId f : solution.flows()) rebind(f, solution.bound(f));
+  }
+
   // The flow leaves its link with what it has left in `remaining`.
   void unbind(FlowId id) {
     Flow& f = flows_[id];

@@ -37,7 +37,7 @@ void Routed::start(FlowId id, VNode from, VNode to, double bytes, std::uint64_t 
   routes_(from, to, f.route);
   for (std::size_t k = 1; k < f.route.size(); ++k) f.route[k] += static_cast<LinkId>(node_links_);
   f.route.push_back(2 * to + 1);  // its incoming link
-  f.remaining = bytes, f.seq = seq, f.bound = kNone, f.bound_at = kNone, f.mark = 0, f.frozen = kNone;
+  f.remaining = bytes, f.seq = seq, f.bound = kNone, f.bound_at = kNone;
   for (std::size_t k = 0; k < f.route.size(); ++k) {
     Link& link = links_[f.route[k]];
     advance(f.route[k]);

@@ -3,18 +3,18 @@
 // mesh's XY route between routers; a cluster's shared segment and the router between segments:
 // network.cpp). How the flows on a link share it is the rule of a subclass:
 // RoutedEqual (routed_equal.cpp: each of a link's n flows gets capacity / n, a flow the least of its
-// shares) and RoutedMaxMin (routed_maxmin.cpp: progressive filling).
+// shares) and RoutedMaxMin (routed_maxmin.cpp: max-min fairness, maxmin.hpp).
 //
 // Flows are bound to their bottleneck link (bound_links.hpp). A flow's route and its places in its
 // links' lists are kept with it, and reused by the next flow of the same id (no allocation once warm).
 #pragma once
 
 #include "bound_links.hpp"
+#include "maxmin.hpp"
 
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <utility>
 #include <vector>
 
 namespace dps::sim::network {
@@ -22,8 +22,6 @@ namespace dps::sim::network {
 struct RoutedFlow : BoundFlow {
   std::vector<LinkId> route;      // its links, the source's outgoing first, the destination's incoming last
   std::vector<std::uint32_t> at;  // its place in each of those links' lists
-  std::uint32_t mark = 0;         // the rules' searches
-  LinkId frozen = kNone;          // max-min: the link that fixed its rate
   LinkId filed = kNone;           // equal: the bound link its buckets file it under
   std::vector<std::uint32_t> bucket, in_bucket;  // equal: per hop, its bucket there and its place in it
 };
@@ -34,9 +32,6 @@ struct RoutedLink : BoundLink {
     std::uint32_t hop;  // the link's place in the flow's route
   };
   std::vector<Entry> flows;
-  std::uint32_t mark = 0;  // the rules' searches
-  double left = 0;         // max-min: capacity not yet given
-  std::uint32_t unfrozen = 0;
 };
 
 class Routed : public BoundLinks<RoutedFlow, RoutedLink> {
@@ -128,10 +123,8 @@ class RoutedMaxMin : public Routed {
   void reshare(std::span<const LinkId> changed, FlowId joined) override;
 
  private:
-  std::uint32_t epoch_ = 0;
-  std::vector<LinkId> component_links_;
-  std::vector<FlowId> component_flows_;
-  std::vector<std::pair<double, LinkId>> levels_;  // (share, link) min-heap
+  struct View;  // the routes as the solver sees them
+  MaxMin solver_;
 };
 
 }  // namespace dps::sim::network

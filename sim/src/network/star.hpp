@@ -2,16 +2,16 @@
 // node has an outgoing and an incoming link to one switch, of the model's bandwidth; a transfer crosses its source's
 // outgoing and its destination's incoming link. How the flows on a link share it is the rule of a subclass, each in its
 // own file: StarEqual (star_equal.cpp: each of n flows gets bandwidth / n, as in the paper) and StarMaxMin
-// (star_maxmin.cpp: max-min fairness by progressive filling, as SimGrid).
+// (star_maxmin.cpp: max-min fairness, maxmin.hpp).
 //
 // Flows are bound to their bottleneck link (bound_links.hpp); only the flows whose bottleneck moves
 // to their other link are touched.
 #pragma once
 
 #include "bound_links.hpp"
+#include "maxmin.hpp"
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace dps::sim::network {
@@ -19,7 +19,6 @@ namespace dps::sim::network {
 struct StarFlow : BoundFlow {
   VNode from = 0, to = 0;
   std::uint32_t at_from = kNone, at_to = kNone;  // in its links' lists
-  std::uint32_t mark = 0, local = 0;             // max-min: component search
 };
 
 struct StarLink : BoundLink {
@@ -27,7 +26,6 @@ struct StarLink : BoundLink {
   // kNear - 1, [multi, size) this flow alone.
   std::vector<Model::FlowId> flows;
   std::uint32_t near = 0, multi = 0;
-  std::uint32_t mark = 0, local = 0;  // max-min: component search
 };
 
 class Star : public BoundLinks<StarFlow, StarLink> {
@@ -87,20 +85,10 @@ class StarMaxMin final : public Star {
   using Star::Star;
 
  private:
+  struct View;  // the star as the solver sees it
   void reshare(LinkId out, LinkId in, FlowId joined) override;
-  void visit(LinkId link);
 
-  // Scratch space, kept to avoid allocating per event.
-  struct Fill {
-    LinkId link;
-    double capacity;
-    std::uint32_t unfrozen;
-  };
-  std::vector<Fill> fills_;
-  std::vector<FlowId> component_;
-  std::vector<LinkId> frozen_by_;
-  std::vector<std::pair<double, std::uint32_t>> levels_;  // (share, fill) min-heap
-  std::uint32_t epoch_ = 0;
+  MaxMin solver_;
 };
 
 }  // namespace dps::sim::network

@@ -1,7 +1,7 @@
-// Strands: the OS threads that run DPS threads for the backends of real runs. A DPS thread with
-// work is run for a budget of steps, then requeued, so that all of them progress; an urgent one
-// goes before those waiting. The threads are a TBB arena of its own, or plain threads under
-// ThreadSanitizer, which cannot see inside uninstrumented TBB.
+// Strands: the OS threads that run DPS threads for the backends of real runs, as the worker policy
+// says (worker_policy.hpp): a DPS thread with work is run for a budget of steps, then requeued, so
+// that all of them progress; an urgent one goes before those waiting. The threads are a TBB arena of
+// its own, or plain threads under ThreadSanitizer, which cannot see inside uninstrumented TBB.
 //
 //   detail::Strands strands(2);
 //   strands.schedule(thread);     // thread.run(budget) until it has no more work
@@ -12,6 +12,7 @@
 
 #include "dps/kernel/context.hpp"
 #include "dps/kernel/epochs.hpp"
+#include "dps/kernel/worker_policy.hpp"
 #include "dps/priority.hpp"
 #include "dps/kernel/thread.hpp"
 
@@ -102,9 +103,6 @@ class Executor {
 
 class Strands {
  public:
-  static constexpr std::size_t kBudget = 512;      // messages a strand handles before it lets others run
-  static constexpr std::size_t kInlineBudget = 8;  // steps run_here takes before it hands over
-
   explicit Strands(std::size_t workers) : workers_(workers ? workers : usable_cpus()), executor_(workers_) {}
 
   std::size_t workers() const noexcept { return workers_; }
@@ -125,7 +123,7 @@ class Strands {
   // scheduled it as usual instead (not quick, or called from inside such a run).
   bool run_here(Thread& t, Priority priority = Priority::Normal) {
     bool& borrowed = on_borrowed_thread();
-    if (borrowed || t.pace() != Thread::Pace::Quick) {
+    if (!worker_policy::runs_inline(t, borrowed)) {
       schedule(t, priority);
       return false;
     }
@@ -135,7 +133,7 @@ class Strands {
       bool& borrowed;
       ~Done() { borrowed = false; }
     } done{borrowed};
-    run(t, kInlineBudget);
+    run(t, worker_policy::budget(worker_policy::Turn::Inline));
     return true;
   }
 
@@ -146,7 +144,7 @@ class Strands {
   }
 
  private:
-  void run(Thread& t, std::size_t budget = kBudget) {
+  void run(Thread& t, std::size_t budget = worker_policy::budget(worker_policy::Turn::Worker)) {
     EpochGuard guard;  // what its steps route to, and `t` itself, stay until the run ends
     const auto start = std::chrono::steady_clock::now();
     const bool more = t.run(budget, &urgent_waiting_);

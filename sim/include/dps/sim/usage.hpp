@@ -26,6 +26,12 @@ class Timeline {
   double level() const noexcept { return level_; }
   double total(double now) const noexcept { return total_ + level_ * (now - since_); }
   double width() const noexcept { return width_; }
+  // The width a timeline takes to hold [0, span]: kFirstWidth doubled as often as needed.
+  static double width_for(double span) noexcept {
+    double width = kFirstWidth;
+    while (span > width * kBins) width *= 2;
+    return width;
+  }
   // Integrals per bin of `width` (this timeline's width times a power of two) from 0 to `now`.
   std::vector<double> bins(double now, double width) const;
 

@@ -2,7 +2,7 @@
 // dynamic efficiency — useful computation ÷ (allocated cores × time), Schaeli, Gerlach & Hersch, "A simulator for
 // adaptive parallel applications", §5.4 — over the run, per user phase and over time. A node is allocated while it
 // hosts a thread of the application (node 0 always), so removing threads from a node releases it, as in the paper's
-// Fig. 12–13.
+// Fig. 12–13 (efficiency.hpp counts it, for the simulator's statistics too).
 //
 //   const dps::trace::Trace t = dps::trace::read("run.dpstrace");
 //   const dps::trace::Summary s = dps::trace::summarize(t);
