@@ -58,15 +58,19 @@ double Allocation::seconds(std::uint32_t node, double from, double to) const {
 
 double Allocation::core_seconds(double from, double to) const {
   double total = 0;
-  for (const auto& [id, n] : nodes_)
+  for (const auto& entry : nodes_) {  // not a structured binding: clang 14 cannot capture one
+    const auto& n = entry.second;
     intervals(n, to, [&](double a, double b) { total += n.cores * overlap(a, b, from, to); });
+  }
   return total;
 }
 
 void Allocation::add_to_bins(std::vector<double>& bins, double origin, double width, double until) const {
   if (bins.empty()) return;
-  for (const auto& [id, n] : nodes_)
+  for (const auto& entry : nodes_) {
+    const auto& n = entry.second;
     intervals(n, until, [&](double from, double to) { spread(bins, origin, width, from, to, n.cores * (to - from)); });
+  }
 }
 
 std::vector<double> efficiency_over_time(std::span<const double> useful, std::span<const double> allocated) {
