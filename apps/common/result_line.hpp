@@ -8,6 +8,8 @@
 //   std::printf("%s\n", line.json().c_str());  // {"n": 2592, "variant": "owner", "time_s": 1.500000, "gflops": 12.346}
 #pragma once
 
+#include <dps/trace/json.hpp>
+
 #include <concepts>
 #include <cstdio>
 #include <optional>
@@ -41,7 +43,7 @@ class ResultLine {
   }
   // A number as `format` (printf's, for one double) writes it.
   ResultLine& add(std::string_view key, double value, const char* format) { return raw(key, formatted(value, format)); }
-  ResultLine& add(std::string_view key, std::string_view text) { return raw(key, quoted(text)); }
+  ResultLine& add(std::string_view key, std::string_view text) { return raw(key, dps::trace::json::quoted(text)); }
   ResultLine& add(std::string_view key, const char* text) { return add(key, std::string_view(text)); }
   // null when there is none.
   template <class T, class... Format>
@@ -71,29 +73,13 @@ class ResultLine {
 
  private:
   ResultLine& raw(std::string_view key, const std::string& value) {
-    fields_ += (fields_.empty() ? "" : ", ") + quoted(key) + ": " + value;
+    fields_ += (fields_.empty() ? "" : ", ") + dps::trace::json::quoted(key) + ": " + value;
     return *this;
   }
   static std::string formatted(double value, const char* format) {
     char text[64];
     std::snprintf(text, sizeof text, format, value);
     return text;
-  }
-  static std::string quoted(std::string_view text) {
-    std::string out = "\"";
-    for (const char c : text) {
-      if (c == '"' || c == '\\') {
-        out += '\\';
-        out += c;
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        char escape[8];
-        std::snprintf(escape, sizeof escape, "\\u%04x", c);
-        out += escape;
-      } else {
-        out += c;
-      }
-    }
-    return out + "\"";
   }
 
   std::string fields_;

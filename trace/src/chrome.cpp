@@ -4,7 +4,7 @@
 #include "dps/trace/export.hpp"
 #include "dps/trace/statistics.hpp"
 
-#include "json.hpp"
+#include "dps/trace/json.hpp"
 
 #include <map>
 #include <ostream>

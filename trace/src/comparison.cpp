@@ -3,7 +3,7 @@
 #include "dps/trace/comparison.hpp"
 
 #include "dps/trace/statistics.hpp"
-#include "json.hpp"
+#include "dps/trace/json.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 
 #include "bins.hpp"
 #include "dps/trace/efficiency.hpp"
-#include "json.hpp"
+#include "dps/trace/json.hpp"
 
 #include <algorithm>
 #include <charconv>

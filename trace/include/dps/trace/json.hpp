@@ -1,5 +1,7 @@
-// Writing JSON by hand where the trace tools emit it (the summary, Chrome traces): a string
-// escaped and quoted, and a number that JSON accepts.
+// Writing JSON by hand where the trace tools emit it (the summary, Chrome traces) and where the
+// applications print their last line: a string escaped and quoted, and a number that JSON accepts.
+//
+//   std::string line = "{" + dps::trace::json::quoted("instance") + ": " + dps::trace::json::quoted(name) + "}";
 #pragma once
 
 #include <cmath>
