@@ -75,6 +75,15 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   EXPECT_NE(json.find("\"speed_spread\": "), std::string::npos) << "calibrate reports its confidence";
   EXPECT_NE(json.find("\"steady\": "), std::string::npos);
   EXPECT_NE(json.find("\"cpu_per_message_us\": "), std::string::npos);
+  // Where and when, and whether to trust it: said in the JSON and recorded in the model.
+  EXPECT_NE(json.find(model.calibration.trusted ? "\"trusted\": true" : "\"trusted\": false"), std::string::npos) << json;
+  EXPECT_EQ(model.calibration.trusted, json.find("\"steady\": true") != std::string::npos) << json;
+  EXPECT_EQ(model.calibration.reason.empty(), model.calibration.trusted);
+  ASSERT_EQ(model.calibration.hosts.size(), static_cast<std::size_t>(kHosts));
+  for (int i = 0; i < kHosts; ++i)  // the hosts' addresses tell the namespaced hosts apart
+    EXPECT_NE(model.calibration.hosts[static_cast<std::size_t>(i)].find("10.77.0." + std::to_string(i + 1)), std::string::npos)
+        << model.calibration.hosts[static_cast<std::size_t>(i)];
+  EXPECT_EQ(model.calibration.at.size(), 24u) << "ISO 8601 with the zone: " << model.calibration.at;
 }
 
 // Node processes started on one machine (--nodes 3) share its cores: one host holding the three, each

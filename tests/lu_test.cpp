@@ -164,4 +164,44 @@ TEST(LuKernelModel, ReadsBackWhatItWroteAndAFileWithoutCopiesChargesNone) {
   EXPECT_DOUBLE_EQ(lu::KernelModel::load(path).at(32).multiply, model.at(32).multiply);
 }
 
+// The owner variant's update is measured on the application's layout and charged as such; where and
+// when the kernels were measured travels with them; a file without an update charges it as multiply.
+TEST(LuKernelModel, TheUpdateIsMeasuredOnTheMatrixLayoutAndChargedAsSuch) {
+  const lu::KernelModel measured = lu::KernelModel::measure({16, 32}, 128);
+  EXPECT_EQ(measured.n, 128);
+  EXPECT_GT(measured.at(32).update, 0.0);
+  EXPECT_FALSE(measured.measured_on.empty());
+  EXPECT_EQ(measured.measured_at.size(), 24u) << measured.measured_at;
+  EXPECT_EQ(lu::KernelModel::measure({16, 32}).at(32).update, 0.0) << "no matrix order, no update measured";
+
+  lu::KernelModel model;
+  model.sizes = {16, 32};
+  model.multiply = {0, 2e-10, 3};
+  model.update = {0, 6e-10, 3};
+  model.n = 256;
+  model.measured_on = "n1";
+  model.measured_at = "2026-11-26T18:01:08+0000";
+  const std::string path = ::testing::TempDir() + "/lu_kernels_update.json";
+  model.save(path);
+  const lu::KernelModel back = lu::KernelModel::load(path);
+  EXPECT_DOUBLE_EQ(back.at(32).update, 6e-10 * 32 * 32 * 32);
+  EXPECT_EQ(back.n, 256);
+  EXPECT_EQ(back.measured_on, "n1");
+  EXPECT_EQ(back.measured_at, model.measured_at);
+
+  // Charged: the owner variant's updates cost what the update says (with every other kernel free, 10 ms
+  // dearer lengthens the prediction by at least one); a file without an update charges multiply's.
+  const auto predicted = [](lu::KernelTimes t) {
+    auto app = application(true, {.pdexec = true, .noalloc = true, .nodes = 2});
+    lu::set_kernels(lu::Kernels(t));
+    return lu::run(*app, Options{.n = 256, .r = 32, .variant = lu::Variant::Owner, .check = false}.resolved(app->nodes()))
+        .seconds;
+  };
+  const double free = predicted({.r = 32});
+  EXPECT_GE(predicted({.r = 32, .update = 0.01}), free + 0.01);
+  EXPECT_GE(predicted({.r = 32, .multiply = 0.01}), free + 0.01) << "no update measured: charged as multiply";
+  EXPECT_LT(predicted({.r = 32, .multiply = 0.01, .update = 1e-9}), free + 0.001) << "measured: multiply's is not charged";
+  lu::set_kernels(lu::Kernels(lu::KernelTimes{}));
+}
+
 }  // namespace

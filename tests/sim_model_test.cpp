@@ -103,6 +103,36 @@ TEST(SimModel, EveryBadModelNamesItsField) {
   EXPECT_EQ(error_of("[1, 2]"), "cluster.json: the model must be an object");
 }
 
+// Where and when calibrate measured a model, and whether to trust it, read back as written; a model
+// written by hand has no record and is trusted.
+TEST(SimModel, RecordsWhereAndWhenItWasMeasuredAndWhetherToTrustIt) {
+  EXPECT_TRUE(ClusterModel::parse(kGood).calibration.trusted);
+  EXPECT_TRUE(ClusterModel::parse(kGood).calibration.at.empty());
+  EXPECT_EQ(ClusterModel::parse(kGood).to_json().find("calibration"), std::string::npos) << "nothing to record";
+  std::string json = kGood;
+  json.insert(json.rfind('}'), R"(, "calibration": {"at": "2026-11-26T18:01:08+0000", "hosts": ["n1 10.0.0.1", "n2 10.0.0.2"],
+                                  "trusted": false, "reason": "the speed readings did not settle"})");
+  const ClusterModel m = ClusterModel::parse(json);
+  EXPECT_EQ(m.calibration.at, "2026-11-26T18:01:08+0000");
+  EXPECT_EQ(m.calibration.hosts, (std::vector<std::string>{"n1 10.0.0.1", "n2 10.0.0.2"}));
+  EXPECT_FALSE(m.calibration.trusted);
+  EXPECT_EQ(m.calibration.reason, "the speed readings did not settle");
+  const ClusterModel again = ClusterModel::parse(m.to_json());
+  EXPECT_EQ(again.to_json(), m.to_json());
+  EXPECT_FALSE(again.calibration.trusted);
+
+  auto with = [&](const std::string& calibration) {
+    std::string bad = kGood;
+    bad.insert(bad.rfind('}'), ", \"calibration\": " + calibration);
+    return error_of(bad);
+  };
+  EXPECT_EQ(with(R"({"trusted": "no", "reason": "r"})"), R"(cluster.json: calibration.trusted must be true or false, got "no")");
+  EXPECT_EQ(with(R"({"trusted": false})"), "cluster.json: calibration.reason must say why the model is not trusted");
+  EXPECT_EQ(with(R"({"hosts": "n1"})"), R"(cluster.json: calibration.hosts must be a list of host names, got "n1")");
+  EXPECT_EQ(with(R"({"at": 2026})"), "cluster.json: calibration.at must be a string, got 2026");
+  EXPECT_EQ(with(R"({"when": "now"})"), "cluster.json: calibration.when is not a field of the model");
+}
+
 // A mesh of routers, one node each (Mache, "Parallel I/O- and Communication-Sensitive Scheduling on High-Performance
 // Parallel Computers"), instead of the star; what does not fit is one line.
 TEST(SimModel, AMeshTopologyHoldsOneNodePerRouter) {

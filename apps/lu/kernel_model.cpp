@@ -3,8 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
@@ -31,19 +34,40 @@ KernelModel::Fit fit(const std::vector<double>& x, const std::vector<double>& t,
   return {a, b, power};
 }
 
+std::string host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+std::string now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char text[40];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+  return text;
+}
+
 }  // namespace
 
 double KernelModel::Fit::at(int r) const { return a + b * std::pow(static_cast<double>(r), power); }
 
-KernelModel KernelModel::measure(std::vector<int> sizes) {
+KernelModel KernelModel::measure(std::vector<int> sizes, int n) {
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   if (sizes.empty() || sizes.front() < 1) throw std::invalid_argument("kernel sizes must be positive");
   KernelModel m;
   m.sizes = sizes;
-  std::vector<double> r2, r3, factor, swap, solve, multiply, subtract, copy;
+  m.measured_on = host_name();
+  m.measured_at = now_iso8601();
+  std::vector<double> r2, r3, factor, swap, solve, multiply, subtract, copy, update_r3, update;
   for (const int r : sizes) {
-    const KernelTimes t = Kernels::measure(r).times();
+    const KernelTimes t = Kernels::measure(r, n).times();
+    if (t.update > 0) {
+      update_r3.push_back(std::pow(static_cast<double>(r), 3));
+      update.push_back(t.update);
+    }
     r2.push_back(std::pow(static_cast<double>(r), 2));
     r3.push_back(std::pow(static_cast<double>(r), 3));
     factor.push_back(t.factor_per_row);
@@ -59,11 +83,15 @@ KernelModel KernelModel::measure(std::vector<int> sizes) {
   m.multiply = fit(r3, multiply, 3);
   m.subtract = fit(r2, subtract, 2);
   m.copy = fit(r2, copy, 2);
+  if (!update.empty()) {
+    m.update = fit(update_r3, update, 3);
+    m.n = n;
+  }
   return m;
 }
 
 KernelTimes KernelModel::at(int r) const {
-  return {r, factor_per_row.at(r), swap.at(r), solve.at(r), multiply.at(r), subtract.at(r), copy.at(r)};
+  return {r, factor_per_row.at(r), swap.at(r), solve.at(r), multiply.at(r), subtract.at(r), copy.at(r), update.at(r)};
 }
 
 void KernelModel::save(const std::string& path) const {
@@ -76,6 +104,10 @@ void KernelModel::save(const std::string& path) const {
   put("multiply", multiply);
   put("subtract", subtract);
   put("copy", copy);
+  put("update", update);
+  out["n"] = n;
+  out["measured_on"] = measured_on;
+  out["measured_at"] = measured_at;
   std::ofstream file(path);
   file << out.dump(2) << "\n";
   if (!file) throw std::runtime_error("cannot write the kernel model " + path);
@@ -99,6 +131,10 @@ KernelModel KernelModel::load(const std::string& path) {
     get("multiply", m.multiply);
     get("subtract", m.subtract);
     if (in.contains("copy")) get("copy", m.copy);  // files from before copies were charged: free
+    if (in.contains("update")) get("update", m.update);  // before updates were measured: charged as multiply
+    m.n = in.value("n", 0);
+    m.measured_on = in.value("measured_on", std::string());
+    m.measured_at = in.value("measured_at", std::string());
     return m;
   } catch (const std::exception& e) {
     throw std::runtime_error("the kernel model " + path + " is not valid: " + e.what());

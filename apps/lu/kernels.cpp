@@ -1,6 +1,8 @@
 // Kernels: LAPACKE and CBLAS calls wrapped in dps::compute; their times measured at startup.
 #include "kernels.hpp"
 
+#include "median.hpp"
+
 #include <dps/compute.hpp>
 
 #include <cblas.h>
@@ -45,7 +47,7 @@ void Kernels::solve(int r, int columns, const double* l, int ldl, double* b, int
 
 void Kernels::update(int rows, int columns, int r, const double* a, int lda, const double* b, int ldb, double* c,
                      int ldc) const {
-  dps::compute(times_.multiply * rows / r * columns / r, [&] {
+  dps::compute((times_.update > 0 ? times_.update : times_.multiply) * rows / r * columns / r, [&] {
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rows, columns, r, -1.0, a, lda, b, ldb, 1.0, c, ldc);
   });
 }
@@ -79,23 +81,46 @@ void Kernels::subtract(int r, const double* c, double* a, int ld) const {
 
 namespace {
 
-// The shortest of seven timings of f, after one untimed run (cold caches, lazy BLAS setup): other
-// work on the machine only ever adds time.
+// The median of seven timings of f, after one untimed run (cold caches, lazy BLAS setup): what the
+// application's kernels take on this machine as it typically runs, not at its best (a machine shared
+// with others runs the application at its typical speed, and the shortest made every prediction fast).
 template <class F>
-double shortest_seconds(F&& f) {
+double typical_seconds(F&& f) {
   f();
-  double best = 1e300;
+  std::vector<double> times;
   for (int k = 0; k < 7; ++k) {
     const auto start = std::chrono::steady_clock::now();
     f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  return best;
+  return median(times);
+}
+
+// The owner variant's update as it runs: the panel's L21 ((n - r) × r, contiguous) times the top r
+// rows of r columns of a stripe (an n-row array) subtracted from the columns below them; each time
+// other columns of a stripe larger than the caches (64 MiB), so that they come from memory as the
+// application's do. The median time per r×r×r product.
+double update_seconds(const Kernels& direct, int r, int n) {
+  const int rows = n - r;
+  const auto ld = static_cast<std::size_t>(n);
+  const std::size_t columns = std::max<std::size_t>(2 * static_cast<std::size_t>(r), (std::size_t{64} << 20) / (sizeof(double) * ld));
+  std::vector<double> stripe(ld * columns, 0.5), l21(static_cast<std::size_t>(rows) * r, 0.25);
+  std::vector<double> times;
+  std::size_t at = 0;
+  for (int k = 0; k < 8; ++k) {
+    if (at + static_cast<std::size_t>(r) > columns) at = 0;
+    double* top = stripe.data() + at * ld;
+    const auto start = std::chrono::steady_clock::now();
+    direct.update(rows, r, r, l21.data(), rows, top, n, top + r, n);
+    if (k > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    at += static_cast<std::size_t>(r);
+  }
+  return median(times) / (static_cast<double>(rows) / r);
 }
 
 }  // namespace
 
-Kernels Kernels::measure(int r) {
+Kernels Kernels::measure(int r, int n) {
   const int m = 4 * r;  // a panel four blocks tall
   std::mt19937_64 random(7);
   std::uniform_real_distribution<double> uniform(-0.5, 0.5);
@@ -110,21 +135,22 @@ Kernels Kernels::measure(int r) {
   t.r = r;
   std::vector<double> work;
   work = panel;
-  const double copy = shortest_seconds([&] { std::copy(panel.begin(), panel.end(), work.begin()); });
-  t.factor_per_row = std::max(0.0, shortest_seconds([&] {
+  const double copy = typical_seconds([&] { std::copy(panel.begin(), panel.end(), work.begin()); });
+  t.factor_per_row = std::max(0.0, typical_seconds([&] {
                                      std::copy(panel.begin(), panel.end(), work.begin());
                                      direct.factor(m, r, work.data(), m, ipiv.data());
                                    }) - copy) / m;
-  t.swap = shortest_seconds([&] { direct.swap(r, panel.data(), m, ipiv.data(), r); });
-  t.solve = shortest_seconds([&] { direct.solve(r, r, a.data(), r, b.data(), r); });
-  t.multiply = shortest_seconds([&] { direct.multiply(r, r, r, a.data(), r, b.data(), r, c.data(), r); });
-  t.subtract = shortest_seconds([&] { direct.subtract(r, c.data(), b.data(), r); });
+  t.swap = typical_seconds([&] { direct.swap(r, panel.data(), m, ipiv.data(), r); });
+  t.solve = typical_seconds([&] { direct.solve(r, r, a.data(), r, b.data(), r); });
+  t.multiply = typical_seconds([&] { direct.multiply(r, r, r, a.data(), r, b.data(), r, c.data(), r); });
+  t.subtract = typical_seconds([&] { direct.subtract(r, c.data(), b.data(), r); });
   // A block of the panel into a new zeroed array, as submatrix() makes a message's: allocation and
   // first touch included (not a LargeArray: a simulation without payloads would allocate none).
-  t.copy = shortest_seconds([&] {
+  t.copy = typical_seconds([&] {
     const std::unique_ptr<double[]> block(new double[static_cast<std::size_t>(r) * r]());
     direct.copy(r, r, panel.data() + r, m, block.get());
   });
+  if (n >= 2 * r) t.update = update_seconds(direct, r, n);
   return Kernels(t);
 }
 

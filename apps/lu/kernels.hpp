@@ -24,14 +24,19 @@ struct KernelTimes {
   double multiply = 0;        // dgemm of r×r blocks
   double subtract = 0;        // an r×r block subtracted in place
   double copy = 0;            // an r×r block copied into a new array, its allocation included
+  // The owner variant's trailing update as it runs: a tall panel's dgemm on a stripe of the n-row
+  // matrix, from memory rather than the caches; per r×r×r of it. 0: charged as `multiply`.
+  double update = 0;
 };
 
 class Kernels {
  public:
   explicit Kernels(KernelTimes times) : times_(times) {}
-  // Times each kernel at block size r on this machine: the shortest of several runs (a few
-  // milliseconds for r = 256). KernelModel fits these over several sizes.
-  static Kernels measure(int r);
+  // Times each kernel at block size r on this machine: the median of several runs (a few
+  // milliseconds for r = 256); with the matrix order n (at least 2r), the update too, on the
+  // application's layout (tens of milliseconds). KernelModel fits these over
+  // several sizes.
+  static Kernels measure(int r, int n = 0);
   const KernelTimes& times() const noexcept { return times_; }
 
   // LU with partial pivoting of the m×r panel at `a`; ipiv gets r 1-based row indices relative to

@@ -58,13 +58,14 @@ lu::KernelTimes scaled(lu::KernelTimes t, const std::string& text) {
     bool known = false;
     for (auto [name, field] : {std::pair{"factor", &lu::KernelTimes::factor_per_row}, {"swap", &lu::KernelTimes::swap},
                                {"solve", &lu::KernelTimes::solve}, {"multiply", &lu::KernelTimes::multiply},
-                               {"subtract", &lu::KernelTimes::subtract}, {"copy", &lu::KernelTimes::copy}})
+                               {"subtract", &lu::KernelTimes::subtract}, {"copy", &lu::KernelTimes::copy},
+                               {"update", &lu::KernelTimes::update}})
       if (kernel == name || kernel == "all") {
         t.*field *= factor;
         known = true;
       }
     if (!known)
-      throw std::invalid_argument("--scale: no kernel '" + kernel + "' (factor, swap, solve, multiply, subtract, copy, all)");
+      throw std::invalid_argument("--scale: no kernel '" + kernel + "' (factor, swap, solve, multiply, subtract, copy, update, all)");
   }
   return t;
 }
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
                   "here and written (default: measured at r/2, r and 2r, not kept)")
           .option("--scale", scale,
                   "KERNEL=F[,...]  under --pdexec, charge kernel F times its modelled time (factor, swap, solve, "
-                  "multiply, subtract, copy, or all): what if the LU kernel were 10 % faster (factor=0.9)")
+                  "multiply, subtract, copy, update, or all): what if the LU kernel were 10 % faster (factor=0.9)")
           .flag("--no-check", no_check, "skip the residual check");
       if (!cli.parse(app.args(), dps::Application::options_help())) return 0;
       lu::Options o{.n = static_cast<int>(n),
@@ -146,10 +147,10 @@ int main(int argc, char** argv) {
         if (!kernels.empty() && std::filesystem::exists(kernels)) {
           model = lu::KernelModel::load(kernels);
         } else if (!kernels.empty()) {
-          model = lu::KernelModel::measure({32, 64, 128, 256, 512, o.r});
+          model = lu::KernelModel::measure({32, 64, 128, 256, 512, o.r}, o.n);
           model.save(kernels);
         } else {
-          model = lu::KernelModel::measure({std::max(8, o.r / 2), o.r, 2 * o.r});
+          model = lu::KernelModel::measure({std::max(8, o.r / 2), o.r, 2 * o.r}, o.n);
         }
         lu::set_kernels(lu::Kernels(scaled(model.at(o.r), scale)));
       } else if (!scale.empty()) {

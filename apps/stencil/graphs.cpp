@@ -1,5 +1,6 @@
 // The stencil's operations and graphs.
 #include "graphs.hpp"
+#include "median.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -329,17 +330,17 @@ struct ByReceiver {
 void set_sweep_cost(SweepCost cost) { sweep_cost = cost; }
 
 SweepCost SweepCost::measure(std::size_t rows, std::size_t cols) {
-  // The best of three sweeps after one to warm up, of a block of that shape: whether it fits in the
-  // caches decides the cost of a point.
+  // The median of five sweeps after one to warm up, of a block of that shape: whether it fits in the
+  // caches decides the cost of a point; the median, what the application meets as the machine runs.
   std::vector<double> a((rows + 2) * (cols + 2)), b(a.size());  // not LargeArray: NOALLOC would leave it empty
-  double best = 1e9;
-  for (int k = 0; k < 4; ++k) {
+  std::vector<double> times;
+  for (int k = 0; k < 6; ++k) {
     const auto start = std::chrono::steady_clock::now();
     sweep(a.data(), b.data(), cols + 2, Span{1, rows}, Span{1, cols});
-    if (k > 0) best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (k > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     std::swap(a, b);
   }
-  return {best / static_cast<double>(std::max<std::size_t>(1, rows * cols))};
+  return {median(times) / static_cast<double>(std::max<std::size_t>(1, rows * cols))};
 }
 
 Graphs::Graphs(dps::Application& app, dps::Threads<Block> blocks, dps::Threads<Conductor> conductor)

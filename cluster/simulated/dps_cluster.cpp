@@ -76,7 +76,13 @@ int main(int argc, char** argv) {
     if (!(tau > 0)) throw std::invalid_argument("--tau expects a positive number of seconds");
     auto policy = scheduler_named(scheduler, threshold);
     std::size_t model_nodes = 0;
-    if (!model_path.empty()) model_nodes = dps::sim::ClusterModel::load(model_path).node_count();
+    if (!model_path.empty()) {
+      const auto model = dps::sim::ClusterModel::load(model_path);
+      model_nodes = model.node_count();
+      if (!model.calibration.trusted)  // its jobs, which run on it, do not say it each
+        std::fprintf(stderr, "dps-cluster: warning: the model %s is not to be trusted: %s\n", model_path.c_str(),
+                     model.calibration.reason.c_str());
+    }
     const dps::cluster::Workload workload = dps::cluster::load_workload(
         workload_path, {.nodes = static_cast<std::size_t>(procs), .fallback_nodes = model_nodes, .strict = strict});
     if (model_nodes && model_nodes < workload.nodes)

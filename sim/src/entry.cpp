@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 
 namespace dps::detail {
@@ -67,6 +69,11 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
   if (options.measure && options.pdexec)
     throw std::invalid_argument("--measure and --pdexec exclude each other: one measures computations, one skips them");
   sim::ClusterModel model = model_path.empty() ? sim::ClusterModel::defaults(sets) : sim::ClusterModel::load(model_path, sets);
+  if (!model.calibration.trusted && !std::getenv(job_protocol::kFd)) {  // (dps-cluster says it once for its jobs)
+    const std::string program = c.argc > 0 ? std::filesystem::path(c.argv[0]).filename().string() : "dps";
+    std::fprintf(stderr, "%s: warning: the model %s is not to be trusted: %s\n", program.c_str(), model_path.c_str(),
+                 model.calibration.reason.c_str());
+  }
   options.nodes = c.options.nodes ? c.options.nodes : model_path.empty() ? 1 : model.node_count();
   if (options.nodes > model.node_count())
     throw std::invalid_argument("--nodes " + std::to_string(options.nodes) + ": the simulated cluster has " +

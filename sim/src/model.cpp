@@ -93,14 +93,38 @@ double tidy(double x) {
   return std::strtod(text, nullptr);
 }
 
+Calibration calibration(const json& c, const Reader& r) {
+  r.only(c, "calibration.", {"at", "hosts", "trusted", "reason"});
+  const auto text = [&](const char* key) {
+    if (!c.contains(key)) return std::string();
+    if (!c[key].is_string()) r.fail(std::string("calibration.") + key, "must be a string, got " + c[key].dump());
+    return c[key].get<std::string>();
+  };
+  Calibration out{text("at"), {}, true, text("reason")};
+  if (c.contains("hosts")) {
+    if (!c["hosts"].is_array()) r.fail("calibration.hosts", "must be a list of host names, got " + c["hosts"].dump());
+    for (const json& h : c["hosts"]) {
+      if (!h.is_string()) r.fail("calibration.hosts", "must be a list of host names, got " + h.dump());
+      out.hosts.push_back(h.get<std::string>());
+    }
+  }
+  if (c.contains("trusted")) {
+    if (!c["trusted"].is_boolean()) r.fail("calibration.trusted", "must be true or false, got " + c["trusted"].dump());
+    out.trusted = c["trusted"].get<bool>();
+  }
+  if (!out.trusted && out.reason.empty()) r.fail("calibration.reason", "must say why the model is not trusted");
+  return out;
+}
+
 json defaults_json() {
   const ClusterModel d{};
   return json::parse(d.to_json());
 }
 
 ClusterModel check(const json& root, const Reader& r) {
-  r.only(root, "", {"name", "notes", "groups", "network"});
+  r.only(root, "", {"name", "notes", "groups", "network", "calibration"});
   ClusterModel m;
+  if (root.contains("calibration")) m.calibration = calibration(root["calibration"], r);
   m.groups.clear();
   const json& groups = r.field(root, "", "groups");
   if (!groups.is_array() || groups.empty()) r.fail("groups", "must be a non-empty list of node groups");
@@ -312,6 +336,10 @@ std::string ClusterModel::to_json() const {
                                   {"router_latency_us", tidy(network.segments.router_latency * 1e6)},
                                   {"router_bandwidth_MBps", tidy(network.segments.router_bandwidth / 1e6)},
                                   {"router_per_pair", network.segments.router_per_pair}};
+  if (!calibration.at.empty() || !calibration.hosts.empty() || !calibration.trusted) {
+    out["calibration"] = {{"at", calibration.at}, {"hosts", calibration.hosts}, {"trusted", calibration.trusted}};
+    if (!calibration.reason.empty()) out["calibration"]["reason"] = calibration.reason;
+  }
   return out.dump(2) + "\n";
 }
 

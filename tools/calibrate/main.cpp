@@ -30,13 +30,19 @@
 // workers and quota, and speeds within 10 %, form one group. Last line: JSON with the figures.
 #include "median.hpp"
 
+#include <cereal/types/string.hpp>
 #include <dps/cli.hpp>
 #include <dps/dps.hpp>
 #include <dps/kernel/context.hpp>  // which backend runs the calling step
 #include <dps/kernel/runtime.hpp>
 #include <dps/net/tcp_backend.hpp>
 #include <dps/sim/model.hpp>
+#include <dps/trace/json.hpp>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -46,6 +52,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -149,9 +156,11 @@ struct Sample {
   std::uint64_t host = 0;  // the same for node processes on one machine
   double process_cpu_s = 0, loop_cpu_s = 0, loop_wall_s = 0, loop_sum = 0;
   double quota_period_s = 0, quota_share = 0;  // a CPU quota found: its period and share of it; else 0
+  std::string host_name;                       // as the model records it
   template <class A>
   void serialize(A& a) {
-    a(node, cores, workers, host, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum, quota_period_s, quota_share);
+    a(node, cores, workers, host, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum, quota_period_s, quota_share,
+      host_name);
   }
 };
 
@@ -169,6 +178,34 @@ std::uint64_t host_key() {
   struct stat ns{};
   const std::uint64_t inode = ::stat("/proc/self/ns/net", &ns) == 0 ? ns.st_ino : 0;
   return std::hash<std::string>{}(name) ^ (inode * 0x9e3779b97f4a7c15ULL);
+}
+
+// This process's machine as people name it: the host name and its first address that is not the
+// loopback's (the namespaced hosts of scripts/netns-cluster share a host name, not an address).
+std::string host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  std::string out = name;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return out;
+  for (const ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || (a->ifa_flags & IFF_LOOPBACK)) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    out += std::string(" ") + text;
+    break;
+  }
+  ::freeifaddrs(list);
+  return out;
+}
+
+std::string now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  char text[40];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+  return text;
 }
 
 double loop(long iterations) {  // the demo's integral: floating-point work that stays in registers
@@ -240,7 +277,7 @@ struct Forward : dps::Split<Probe, Probe> {
 struct Measure : dps::Leaf<Probe, Sample> {
   Sample execute(const Probe& p) {
     Sample s{static_cast<long>(node()), 1, workers_here(), host_key(),
-             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0};
+             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0, 0, 0, host_name()};
     if (p.iterations > 0) {
       const double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID), wall = clock_seconds(CLOCK_MONOTONIC);
       s.loop_sum = loop(p.iterations);
@@ -474,6 +511,21 @@ int main(int argc, char** argv) {
     }
     const double unit_spread = spread(unit);
     const double worst_spread = std::max(unit_spread, *std::max_element(speed_spreads.begin(), speed_spreads.end()));
+    // Readings that did not settle say something else ran on the hosts meanwhile: the model then
+    // predicts what that disturbed machine did, and says so.
+    std::string distrust;
+    if (!steady) {
+      auto last_three = [&](const std::vector<double>& v) { return spread({v.end() - std::min<std::ptrdiff_t>(3, v.size()), v.end()}); };
+      std::size_t worst = 0;
+      for (std::size_t i = 1; i < walls.size(); ++i)
+        if (last_three(walls[i]) > last_three(walls[worst])) worst = i;
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "the speed readings did not settle in %zu rounds: node %zu's last three spread %.1f %%, node 0's "
+                    "CPU time %.1f %% (--tolerance %.1f %%)",
+                    unit.size(), worst, 100 * last_three(walls[worst]), 100 * last_three(unit), 100 * tolerance);
+      distrust = text;
+    }
 
     // CPU quotas (--quotas): a node held to one runs at its speed while it has budget, the share of
     // each period the model then holds it to (the speeds above are the average: speed × share).
@@ -523,6 +575,8 @@ int main(int argc, char** argv) {
     model.network.cpu_per_send = round_to(median(send), 2);
     model.network.cpu_per_receive = round_to(median(receive), 2);
     model.network.cpu_per_message = round_to(median(per_message), 2);
+    model.calibration = {now_iso8601(), {}, distrust.empty(), distrust};
+    for (const Sample& s : samples) model.calibration.hosts.push_back(s.host_name);
     write_atomically(out, model.to_json());
     dps::sim::ClusterModel::load(out);  // what we wrote reads back
 
@@ -538,7 +592,9 @@ int main(int argc, char** argv) {
     json << "], \"quotas\": [";
     for (std::size_t i = 0; i < quotas.size(); ++i) json << (i ? ", " : "") << quotas[i].share;
     json << "], \"speed_rounds\": " << walls[0].size() << ", \"speed_spread\": " << round_to(worst_spread, 3)
-         << ", \"steady\": " << (steady ? "true" : "false") << ", \"out\": \"" << out << "\"}";
+         << ", \"steady\": " << (steady ? "true" : "false") << ", \"trusted\": " << (distrust.empty() ? "true" : "false")
+         << ", \"trust_reason\": " << dps::trace::json::quoted(distrust) << ", \"out\": " << dps::trace::json::quoted(out) << "}";
+    if (!distrust.empty()) std::fprintf(stderr, "calibrate: warning: %s is not to be trusted: %s\n", out.c_str(), distrust.c_str());
     std::printf("wrote %s\n%s\n", out.c_str(), json.str().c_str());
     return 0;
   });

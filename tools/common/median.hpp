@@ -1,6 +1,7 @@
-// The median of repeated measurements: the figure calibrate writes into a model and benchmarks report,
-// robust to a stray slow run. Shared by the repository's own programs (tools/, bench/), not installed: it
-// is no part of the DPS API.
+// The median of repeated measurements: the figure calibrate writes into a model, the applications
+// charge a simulation (their kernels' typical times) and benchmarks report, robust to a stray slow run.
+// Shared by the repository's own programs (tools/, apps/, bench/), not installed: it is no part of the
+// DPS API.
 //
 //   double m = median(times);   // the middle one, or the mean of the middle two
 #pragma once

@@ -14,6 +14,9 @@
 //     "network": { "latency_us": 50, "bandwidth_MBps": 117.5, "sharing": "equal",
 //                  "cpu_per_send": 0.05, "cpu_per_receive": 0.1, "cpu_per_message_us": 20, "header_bytes": 0 }
 //   }
+//   (and, as calibrate writes it, where and when it was measured and whether to trust it:
+//     "calibration": { "at": "2026-11-26T18:01:08+0000", "hosts": ["10.77.0.1", "10.77.0.2"],
+//                      "trusted": false, "reason": "the calibration was not steady ..." })
 //
 // or, for a mesh of routers instead of a star (width × height must be the node count):
 //     "network": { ..., "topology": { "kind": "mesh", "width": 4, "height": 2, "torus": false,
@@ -128,9 +131,19 @@ struct NetworkModel {
   double cpu_per_message = 0.0;
 };
 
+// Where and when a model was measured, and whether its figures hold: a model calibrate wrote from
+// unsteady readings predicts what those readings said, and every simulation on it says so.
+struct Calibration {
+  std::string at;                  // when (ISO 8601); empty: a model not measured (written by hand)
+  std::vector<std::string> hosts;  // the hosts measured, node 0's first
+  bool trusted = true;
+  std::string reason;  // why not, when not trusted
+};
+
 struct ClusterModel {
   std::vector<NodeGroup> groups{NodeGroup{"nodes", 64, 1, 1.0}};
   NetworkModel network;
+  Calibration calibration;
 
   std::size_t node_count() const noexcept;
   const NodeGroup& group_of(std::size_t node) const;  // node: 0 .. node_count() - 1

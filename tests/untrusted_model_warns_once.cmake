@@ -1,0 +1,23 @@
+# A -sim program on a model that calibrate did not trust says so once, on stderr, and still predicts;
+# on a trusted model it says nothing. Run by ctest: cmake -DPROGRAM=demo-sim -DDIR=dir -P this-file.
+set(model "{\"groups\": [{\"count\": 3, \"speed\": 1}], \"network\": {\"latency_us\": 50, \"bandwidth_MBps\": 100, \"sharing\": \"equal\"}")
+foreach(kind IN ITEMS untrusted trusted)
+  if(kind STREQUAL "untrusted")
+    file(WRITE ${DIR}/${kind}.json "${model}, \"calibration\": {\"trusted\": false, \"reason\": \"the speed readings did not settle\"}}")
+  else()
+    file(WRITE ${DIR}/${kind}.json "${model}}")
+  endif()
+  execute_process(COMMAND ${PROGRAM} --model ${DIR}/${kind}.json --nodes 2 --intervals 100000
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE code)
+  if(NOT code EQUAL 0 OR NOT out MATCHES "\"predicted_s\"")
+    message(FATAL_ERROR "the ${kind} model: exit ${code}, no prediction: ${out}${err}")
+  endif()
+  string(REGEX MATCHALL "warning: the model [^\n]* is not to be trusted: the speed readings did not settle\n" warnings "${err}")
+  list(LENGTH warnings count)
+  if(kind STREQUAL "untrusted" AND NOT count EQUAL 1)
+    message(FATAL_ERROR "the untrusted model: ${count} warnings, not one: ${err}")
+  elseif(kind STREQUAL "trusted" AND NOT err STREQUAL "")
+    message(FATAL_ERROR "the trusted model: stderr is not empty: ${err}")
+  endif()
+endforeach()
+message("an untrusted model is said once, a trusted one not at all")
