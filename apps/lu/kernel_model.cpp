@@ -1,13 +1,12 @@
 // KernelModel: relative least squares over the measured sizes; JSON in and out.
 #include "kernel_model.hpp"
 
-#include <nlohmann/json.hpp>
+#include "provenance.hpp"
 
-#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <stdexcept>
 
@@ -34,21 +33,6 @@ KernelModel::Fit fit(const std::vector<double>& x, const std::vector<double>& t,
   return {a, b, power};
 }
 
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
-std::string now_iso8601() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  ::localtime_r(&now, &local);
-  char text[40];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
-  return text;
-}
-
 }  // namespace
 
 double KernelModel::Fit::at(int r) const { return a + b * std::pow(static_cast<double>(r), power); }
@@ -59,8 +43,8 @@ KernelModel KernelModel::measure(std::vector<int> sizes, int n) {
   if (sizes.empty() || sizes.front() < 1) throw std::invalid_argument("kernel sizes must be positive");
   KernelModel m;
   m.sizes = sizes;
-  m.measured_on = host_name();
-  m.measured_at = now_iso8601();
+  m.measured_on = ::measured_on();
+  m.measured_at = ::measured_at();
   std::vector<double> r2, r3, factor, swap, solve, multiply, subtract, copy, update_r3, update;
   for (const int r : sizes) {
     const KernelTimes t = Kernels::measure(r, n).times();

@@ -27,7 +27,7 @@ struct KernelModel {
       update{0, 0, 3};  // update: zero when not measured (then charged as multiply)
   std::vector<int> sizes;  // the block sizes measured
   int n = 0;               // the matrix order the update was measured on (0: not measured)
-  std::string measured_on, measured_at;  // where (the host's name) and when (ISO 8601)
+  std::string measured_on, measured_at;  // where (the host's name and address) and when (ISO 8601)
 
   // At each block size; with the matrix order n, the update too, on its layout (sizes up to n/2).
   static KernelModel measure(std::vector<int> sizes, int n = 0);

@@ -29,6 +29,7 @@
 // Network figures are medians over node pairs (0, k). Hosts in a row with the same nodes, cores,
 // workers and quota, and speeds within 10 %, form one group. Last line: JSON with the figures.
 #include "median.hpp"
+#include "provenance.hpp"
 
 #include <cereal/types/string.hpp>
 #include <dps/cli.hpp>
@@ -39,10 +40,6 @@
 #include <dps/sim/model.hpp>
 #include <dps/trace/json.hpp>
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netinet/in.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -52,7 +49,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -180,34 +176,6 @@ std::uint64_t host_key() {
   return std::hash<std::string>{}(name) ^ (inode * 0x9e3779b97f4a7c15ULL);
 }
 
-// This process's machine as people name it: the host name and its first address that is not the
-// loopback's (the namespaced hosts of scripts/netns-cluster share a host name, not an address).
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  std::string out = name;
-  ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0) return out;
-  for (const ifaddrs* a = list; a; a = a->ifa_next) {
-    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || (a->ifa_flags & IFF_LOOPBACK)) continue;
-    char text[INET_ADDRSTRLEN] = {};
-    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
-    out += std::string(" ") + text;
-    break;
-  }
-  ::freeifaddrs(list);
-  return out;
-}
-
-std::string now_iso8601() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  ::localtime_r(&now, &local);
-  char text[40];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
-  return text;
-}
-
 double loop(long iterations) {  // the demo's integral: floating-point work that stays in registers
   const double h = 1.0 / static_cast<double>(iterations);
   double sum = 0;
@@ -277,7 +245,7 @@ struct Forward : dps::Split<Probe, Probe> {
 struct Measure : dps::Leaf<Probe, Sample> {
   Sample execute(const Probe& p) {
     Sample s{static_cast<long>(node()), 1, workers_here(), host_key(),
-             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0, 0, 0, host_name()};
+             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0, 0, 0, measured_on()};
     if (p.iterations > 0) {
       const double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID), wall = clock_seconds(CLOCK_MONOTONIC);
       s.loop_sum = loop(p.iterations);
@@ -575,7 +543,7 @@ int main(int argc, char** argv) {
     model.network.cpu_per_send = round_to(median(send), 2);
     model.network.cpu_per_receive = round_to(median(receive), 2);
     model.network.cpu_per_message = round_to(median(per_message), 2);
-    model.calibration = {now_iso8601(), {}, distrust.empty(), distrust};
+    model.calibration = {measured_at(), {}, distrust.empty(), distrust};
     for (const Sample& s : samples) model.calibration.hosts.push_back(s.host_name);
     write_atomically(out, model.to_json());
     dps::sim::ClusterModel::load(out);  // what we wrote reads back
