@@ -343,8 +343,11 @@ TEST(Launch, PortsThatCannotServeSayWhy) {
   ScopedEnv rank("SLURM_PROCID", "0"), size("SLURM_NTASKS", "2"), secret("DPS_SECRET", net::Secret::generate().hex());
   ScopedEnv coordinator("DPS_COORDINATOR", "127.0.0.1:" + std::to_string(port));
   o.nodes = 0;
-  o.ports = net::PortRange::parse("40000-40100");
-  EXPECT_EQ(error(o), "DPS_COORDINATOR's port " + std::to_string(port) + " is outside --ports 40000-40100");
+  // A range the coordinator's port (an ephemeral one, anywhere from 1024 up) is not in, whatever it is.
+  const unsigned low = port > 2000 ? port - 1100u : port + 1000u;
+  const std::string range = std::to_string(low) + "-" + std::to_string(low + 100);
+  o.ports = net::PortRange::parse(range);
+  EXPECT_EQ(error(o), "DPS_COORDINATOR's port " + std::to_string(port) + " is outside --ports " + range);
 }
 
 TEST(Launch, MalformedPortsGiveOneLineReasons) {
