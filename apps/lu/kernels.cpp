@@ -99,23 +99,20 @@ double typical_seconds(F&& f) {
 // The owner variant's update as it runs: the panel's L21 ((n - r) × r, contiguous) times the top r
 // rows of r columns of a stripe (an n-row array) subtracted from the columns below them; each time
 // other columns of a stripe larger than the caches (64 MiB), so that they come from memory as the
-// application's do. The median time per r×r×r product.
+// application's do. Per r×r×r product.
 double update_seconds(const Kernels& direct, int r, int n) {
   const int rows = n - r;
-  const auto ld = static_cast<std::size_t>(n);
-  const std::size_t columns = std::max<std::size_t>(2 * static_cast<std::size_t>(r), (std::size_t{64} << 20) / (sizeof(double) * ld));
-  std::vector<double> stripe(ld * columns, 0.5), l21(static_cast<std::size_t>(rows) * r, 0.25);
-  std::vector<double> times;
+  const auto ld = static_cast<std::size_t>(n), width = static_cast<std::size_t>(r);
+  const std::size_t columns = std::max<std::size_t>(2 * width, (std::size_t{64} << 20) / (sizeof(double) * ld));
+  std::vector<double> stripe(ld * columns, 0.5), l21(static_cast<std::size_t>(rows) * width, 0.25);
   std::size_t at = 0;
-  for (int k = 0; k < 8; ++k) {
-    if (at + static_cast<std::size_t>(r) > columns) at = 0;
-    double* top = stripe.data() + at * ld;
-    const auto start = std::chrono::steady_clock::now();
-    direct.update(rows, r, r, l21.data(), rows, top, n, top + r, n);
-    if (k > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    at += static_cast<std::size_t>(r);
-  }
-  return median(times) / (static_cast<double>(rows) / r);
+  return typical_seconds([&] {
+           if (at + width > columns) at = 0;
+           double* top = stripe.data() + at * ld;
+           direct.update(rows, r, r, l21.data(), rows, top, n, top + r, n);
+           at += width;
+         }) /
+         (static_cast<double>(rows) / r);
 }
 
 }  // namespace

@@ -239,13 +239,18 @@ Quota find_quota(double seconds) {
   return {span / static_cast<double>(starts.size() - 1), share};
 }
 
+const std::string& this_host() {  // as the model records it: asked once per process
+  static const std::string name = measured_on();
+  return name;
+}
+
 struct Forward : dps::Split<Probe, Probe> {
   dps::Step execute(Probe p) { co_await post(std::move(p)); }
 };
 struct Measure : dps::Leaf<Probe, Sample> {
   Sample execute(const Probe& p) {
     Sample s{static_cast<long>(node()), 1, workers_here(), host_key(),
-             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0, 0, 0, measured_on()};
+             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0, 0, 0, this_host()};
     if (p.iterations > 0) {
       const double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID), wall = clock_seconds(CLOCK_MONOTONIC);
       s.loop_sum = loop(p.iterations);
@@ -459,9 +464,10 @@ int main(int argc, char** argv) {
       const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
       return (*hi - *lo) / median(v);
     };
-    auto last_three_agree = [&](const std::vector<double>& v) {
-      return v.size() >= 3 && spread({v.end() - 3, v.end()}) <= tolerance;
+    auto last_three_spread = [&](const std::vector<double>& v) {
+      return spread({v.end() - std::min<std::ptrdiff_t>(3, std::ssize(v)), v.end()});
     };
+    auto last_three_agree = [&](const std::vector<double>& v) { return v.size() >= 3 && last_three_spread(v) <= tolerance; };
     bool steady = false;
     for (long round = 0; round < rounds && !steady; ++round) {
       for (long k = 0; k < nodes; ++k) {
@@ -483,15 +489,15 @@ int main(int argc, char** argv) {
     // predicts what that disturbed machine did, and says so.
     std::string distrust;
     if (!steady) {
-      auto last_three = [&](const std::vector<double>& v) { return spread({v.end() - std::min<std::ptrdiff_t>(3, v.size()), v.end()}); };
       std::size_t worst = 0;
       for (std::size_t i = 1; i < walls.size(); ++i)
-        if (last_three(walls[i]) > last_three(walls[worst])) worst = i;
+        if (last_three_spread(walls[i]) > last_three_spread(walls[worst])) worst = i;
       char text[200];
       std::snprintf(text, sizeof text,
                     "the speed readings did not settle in %zu rounds: node %zu's last three spread %.1f %%, node 0's "
                     "CPU time %.1f %% (--tolerance %.1f %%)",
-                    unit.size(), worst, 100 * last_three(walls[worst]), 100 * last_three(unit), 100 * tolerance);
+                    unit.size(), worst, 100 * last_three_spread(walls[worst]), 100 * last_three_spread(unit),
+                    100 * tolerance);
       distrust = text;
     }
 
