@@ -105,17 +105,24 @@ class Strands {
  public:
   explicit Strands(std::size_t workers) : workers_(workers ? workers : usable_cpus()), executor_(workers_) {}
 
+  Strands(const Strands&) = delete;
+  Strands& operator=(const Strands&) = delete;
+  ~Strands() { quiesce(); }  // no task of the executor may outlive what it points to
+
   std::size_t workers() const noexcept { return workers_; }
 
   void schedule(Thread& t, Priority priority = Priority::Normal) {
-    active_.fetch_add(1);
     if (priority == Priority::Normal) return enqueue(t);
+    active_.fetch_add(1);
     {
       std::lock_guard lock(urgent_mu_);
       urgent_.push_back(&t);
       urgent_waiting_.fetch_add(1, std::memory_order_relaxed);
     }
-    executor_.enqueue([this] { run_urgent(); });  // a worker free or finishing a run takes it
+    executor_.enqueue([this] {  // a worker free or finishing a run takes it, unless a task before did
+      run_urgent();
+      leave();
+    });
   }
 
   // Runs a quick thread on the calling OS thread for a few steps (no thread switch between a
@@ -130,17 +137,19 @@ class Strands {
     active_.fetch_add(1);
     borrowed = true;
     struct Done {
+      Strands& strands;
       bool& borrowed;
-      ~Done() { borrowed = false; }
-    } done{borrowed};
+      ~Done() {
+        borrowed = false;
+        strands.leave();
+      }
+    } done{*this, borrowed};
     run(t, worker_policy::budget(worker_policy::Turn::Inline));
     return true;
   }
 
   void quiesce() {
-    quiescing_.store(true);
     for (std::int64_t n = active_.load(); n != 0; n = active_.load()) active_.wait(n);
-    quiescing_.store(false);
   }
 
  private:
@@ -149,17 +158,23 @@ class Strands {
     const auto start = std::chrono::steady_clock::now();
     const bool more = t.run(budget, &urgent_waiting_);
     t.ran_for(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (more) return enqueue(t);
-    if (active_.fetch_sub(1) == 1 && quiescing_.load()) active_.notify_all();
+    if (more) enqueue(t);
   }
 
   // Every task that runs a thread first runs the urgent ones waiting: they overtake the queue's order
   // without a second queue in the executor. Their own tasks then find nothing left.
   void enqueue(Thread& t) {
+    active_.fetch_add(1);
     executor_.enqueue([this, &t] {
       run_urgent();
       run(t);
+      leave();
     });
+  }
+  // A task's (or an inline run's) last touch of this object: once the count is zero, quiesce() may
+  // return and the strands be destroyed. (Waking the waiter needs only the address, not the object.)
+  void leave() {
+    if (active_.fetch_sub(1) == 1) active_.notify_all();
   }
   void run_urgent() {
     while (urgent_waiting_.load(std::memory_order_relaxed) > 0) {  // a hint: the lock decides
@@ -176,12 +191,13 @@ class Strands {
   }
 
   std::size_t workers_;
-  Executor executor_;
   std::mutex urgent_mu_;  // rare: only urgent operations' inputs take it
   std::deque<Thread*> urgent_;
   std::atomic<std::size_t> urgent_waiting_{0};
-  std::atomic<std::int64_t> active_{0};  // threads scheduled or running
-  std::atomic<bool> quiescing_{false};
+  // Tasks given to the executor and not yet finished, and inline runs: not threads, since an urgent
+  // thread's task may find it run by a task before it, and must still not outlive the strands.
+  std::atomic<std::int64_t> active_{0};
+  Executor executor_;  // last: destroyed first (plain threads are joined before the rest goes)
 };
 
 }  // namespace dps::detail
