@@ -117,6 +117,8 @@ TEST(SimModel, RecordsWhereAndWhenItWasMeasuredAndWhetherToTrustIt) {
   EXPECT_EQ(m.calibration.hosts, (std::vector<std::string>{"n1 10.0.0.1", "n2 10.0.0.2"}));
   EXPECT_FALSE(m.calibration.trusted);
   EXPECT_EQ(m.calibration.reason, "the speed readings did not settle");
+  EXPECT_EQ(m.calibration.warning("c.json"), "the model c.json is not to be trusted: the speed readings did not settle");
+  EXPECT_EQ(ClusterModel::parse(kGood).calibration.warning("c.json"), "") << "a trusted model says nothing";
   const ClusterModel again = ClusterModel::parse(m.to_json());
   EXPECT_EQ(again.to_json(), m.to_json());
   EXPECT_FALSE(again.calibration.trusted);

@@ -79,9 +79,8 @@ int main(int argc, char** argv) {
     if (!model_path.empty()) {
       const auto model = dps::sim::ClusterModel::load(model_path);
       model_nodes = model.node_count();
-      if (!model.calibration.trusted)  // its jobs, which run on it, do not say it each
-        std::fprintf(stderr, "dps-cluster: warning: the model %s is not to be trusted: %s\n", model_path.c_str(),
-                     model.calibration.reason.c_str());
+      if (const std::string w = model.calibration.warning(model_path); !w.empty())  // its jobs do not say it each
+        std::fprintf(stderr, "dps-cluster: warning: %s\n", w.c_str());
     }
     const dps::cluster::Workload workload = dps::cluster::load_workload(
         workload_path, {.nodes = static_cast<std::size_t>(procs), .fallback_nodes = model_nodes, .strict = strict});

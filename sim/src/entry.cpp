@@ -69,10 +69,9 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
   if (options.measure && options.pdexec)
     throw std::invalid_argument("--measure and --pdexec exclude each other: one measures computations, one skips them");
   sim::ClusterModel model = model_path.empty() ? sim::ClusterModel::defaults(sets) : sim::ClusterModel::load(model_path, sets);
-  if (!model.calibration.trusted && !std::getenv(job_protocol::kFd)) {  // (dps-cluster says it once for its jobs)
+  if (const std::string w = model.calibration.warning(model_path); !w.empty() && !std::getenv(job_protocol::kFd)) {
     const std::string program = c.argc > 0 ? std::filesystem::path(c.argv[0]).filename().string() : "dps";
-    std::fprintf(stderr, "%s: warning: the model %s is not to be trusted: %s\n", program.c_str(), model_path.c_str(),
-                 model.calibration.reason.c_str());
+    std::fprintf(stderr, "%s: warning: %s\n", program.c_str(), w.c_str());  // (dps-cluster says it once for its jobs)
   }
   options.nodes = c.options.nodes ? c.options.nodes : model_path.empty() ? 1 : model.node_count();
   if (options.nodes > model.node_count())

@@ -280,6 +280,11 @@ ClusterModel ClusterModel::parse(std::string_view text, std::string_view origin,
   return check(root, reader);
 }
 
+std::string Calibration::warning(std::string_view path) const {
+  if (trusted) return {};
+  return "the model " + std::string(path) + " is not to be trusted: " + reason;
+}
+
 ClusterModel ClusterModel::load(const std::string& path, const std::vector<std::string>& overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ModelError(path + ": cannot be read");

@@ -568,7 +568,7 @@ int main(int argc, char** argv) {
     json << "], \"speed_rounds\": " << walls[0].size() << ", \"speed_spread\": " << round_to(worst_spread, 3)
          << ", \"steady\": " << (steady ? "true" : "false") << ", \"trusted\": " << (distrust.empty() ? "true" : "false")
          << ", \"trust_reason\": " << dps::trace::json::quoted(distrust) << ", \"out\": " << dps::trace::json::quoted(out) << "}";
-    if (!distrust.empty()) std::fprintf(stderr, "calibrate: warning: %s is not to be trusted: %s\n", out.c_str(), distrust.c_str());
+    if (!distrust.empty()) std::fprintf(stderr, "calibrate: warning: %s\n", model.calibration.warning(out).c_str());
     std::printf("wrote %s\n%s\n", out.c_str(), json.str().c_str());
     return 0;
   });

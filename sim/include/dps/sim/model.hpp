@@ -138,6 +138,9 @@ struct Calibration {
   std::vector<std::string> hosts;  // the hosts measured, node 0's first
   bool trusted = true;
   std::string reason;  // why not, when not trusted
+  // What a program using the model at `path` warns: "the model PATH is not to be trusted: REASON";
+  // empty when it is trusted.
+  std::string warning(std::string_view path) const;
 };
 
 struct ClusterModel {
