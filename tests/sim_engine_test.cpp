@@ -260,6 +260,35 @@ TEST(SimEngine, AMessageCostsItsSenderAndItsReceiverCpu) {
   expect_near_relative(clock.ended.at(1), 1.2e-3);
 }
 
+// A received message is unpacked before it is delivered: s · c of its receiver's CPU (the copy into
+// fresh memory and its first-touch faults), on the node's network thread, sharing the core with a
+// step there; and a message arriving meanwhile waits its turn, as the one thread reads them in order.
+TEST(SimEngine, AReceivedMessageIsUnpackedOnItsReceiversCpuBeforeItIsDelivered) {
+  ClusterModel m = star(3);  // a core each
+  m.network.cpu_per_received_byte = 2e-9;
+  const double s = 1e6, arrived = kLatency + s / kBandwidth, unpack = s * 2e-9;  // 2 ms
+  {
+    Engine engine(m);
+    Clock clock(engine);
+    engine.transfer(0, 1, s, {&clock, 1});
+    while (engine.step()) {}
+    expect_near_relative(clock.ended.at(1), arrived + unpack);
+    const double end = engine.now();
+    expect_near_relative(engine.usage().at(1, Usage::CommCores).total(end), unpack);
+    EXPECT_EQ(engine.usage().at(1, Usage::StepCores).total(end), 0.0);
+  }
+  Engine engine(m);
+  Clock clock(engine);
+  engine.compute(1, 0.1, {&clock, 0});  // a step of 0.1 s on the receiver
+  engine.transfer(0, 1, s, {&clock, 1});
+  engine.advance_to(arrived + unpack / 2);  // the first is being unpacked, at half a core
+  engine.transfer(2, 1, 0.0, {&clock, 2});  // arrives at + 0.1 ms, waits for the first
+  while (engine.step()) {}
+  expect_near_relative(clock.ended.at(1), arrived + 2 * unpack);  // half the core while the step runs
+  expect_near_relative(clock.ended.at(2), arrived + 2 * unpack);
+  expect_near_relative(clock.ended.at(0), 0.1 + unpack);
+}
+
 // Two transfers out of node 0 at once, beside a step there: per transfer they take 2 × 0.25 of its
 // core; per link, 0.25 (the link carries the same bytes per second however many share it).
 TEST(SimEngine, CommunicationCpuPerTransferOrPerLink) {

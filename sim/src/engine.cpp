@@ -102,13 +102,38 @@ Engine::ActionId Engine::make(Kind kind, Completion done) {
 
 void Engine::free(ActionId id) { free_.push_back(id); }
 
-void Engine::compute(VNode node, double work, Completion done) {
-  const ActionId id = make(Kind::Compute, done);
+void Engine::compute(VNode node, double work, Completion done) { add_computation(Kind::Compute, node, work, done); }
+
+void Engine::add_computation(Kind kind, VNode node, double work, Completion done) {
+  const ActionId id = make(kind, done);
   Action& a = actions_[id];
   a.from = node;
   a.remaining = work;
   list_add(nodes_.at(node).running, a.at_from, id);
   reshare_cpu(node);
+}
+
+// A message has arrived: with a receive cost, it waits its turn on the node's network thread.
+bool Engine::arrive(VNode node, double bytes, Completion done) {
+  const double per_byte = model_.network.cpu_per_received_byte;
+  if (per_byte <= 0) return false;
+  Node& n = nodes_[node];
+  if (!n.unpacking && bytes == 0) return false;  // nothing to unpack and nothing before it
+  n.arrivals.push_back({bytes * per_byte, done});
+  if (!n.unpacking) unpack_next(node);
+  return true;
+}
+
+void Engine::unpack_next(VNode node) {
+  Node& n = nodes_[node];
+  if (n.arrivals_from == n.arrivals.size()) {
+    n.arrivals.clear();
+    n.arrivals_from = 0;
+    return;
+  }
+  const Arrival next = n.arrivals[n.arrivals_from++];
+  n.unpacking = true;
+  add_computation(Kind::Unpack, node, next.work, next.done);
 }
 
 void Engine::transfer(VNode from, VNode to, double bytes, Completion done, Lane lane) {
@@ -133,6 +158,7 @@ void Engine::start_transfer(VNode from, VNode to, double bytes, double latency, 
   a.from = from;
   a.to = to;
   a.remaining = bytes;
+  a.bytes = bytes;
   a.finish = now_ + latency;
   heap_place(id);
   ++nodes_.at(from).sending;
@@ -183,9 +209,17 @@ void Engine::end(ActionId id) {
       free(id);
       reshare_cpu(from);
       break;
+    case Kind::Unpack:
+      list_remove(nodes_[from].running, a.at_from);
+      free(id);
+      nodes_[from].unpacking = false;
+      unpack_next(from);
+      reshare_cpu(from);
+      break;
     case Kind::Flow:
     case Kind::Latency: {
       if (a.kind == Kind::Flow) network_->end(id, now_);
+      const double bytes = a.bytes;
       free(id);
       --nodes_[from].sending;
       --nodes_[to].receiving;
@@ -202,6 +236,7 @@ void Engine::end(ActionId id) {
           start_transfer(from, to, next.bytes, std::max(0.0, next.sent + network_->latency(from, to) - now_), next.done);
         }
       }
+      if (arrive(to, bytes, done)) return;  // delivered once unpacked
       break;
     }
     case Kind::Timer: free(id); break;
@@ -257,8 +292,9 @@ void Engine::reshare_cpu(VNode v) {
     const double k = static_cast<double>(n.running.size());
     const double share = k > 0 && !host.throttled ? std::min({1.0, (n.cores - own) / k, host_share}) : 0.0;
     for (ActionId id : n.running) set_rate(id, n.speed * share);
-    usage_.set(u, Usage::StepCores, now_, k * share);
-    usage_.set(u, Usage::CommCores, now_, own);
+    const double unpacking = n.unpacking ? share : 0.0;  // communication's CPU, not a step's
+    usage_.set(u, Usage::StepCores, now_, k * share - unpacking);
+    usage_.set(u, Usage::CommCores, now_, own + unpacking);
     host.burn += k * share + (host.throttled ? 0.0 : own);
   }
   if (host.quota == 0) return;

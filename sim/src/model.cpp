@@ -161,7 +161,7 @@ ClusterModel check(const json& root, const Reader& r) {
   const json& n = r.field(root, "", "network");
   r.only(n, "network.",
          {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes", "connections",
-          "cpu_per", "cpu_per_message_us", "topology"});
+          "cpu_per", "cpu_per_message_us", "cpu_per_received_MB_us", "topology"});
   m.network.latency = r.number(n, "network.", "latency_us", false) * 1e-6;
   m.network.bandwidth = r.number(n, "network.", "bandwidth_MBps", true) * 1e6;
   const json& sharing = r.field(n, "network.", "sharing");
@@ -175,6 +175,7 @@ ClusterModel check(const json& root, const Reader& r) {
   m.network.cpu_per_receive = r.optional_number(n, "network.", "cpu_per_receive", 0.0);
   m.network.header_bytes = r.optional_number(n, "network.", "header_bytes", 0.0);
   m.network.cpu_per_message = r.optional_number(n, "network.", "cpu_per_message_us", 0.0) * 1e-6;
+  m.network.cpu_per_received_byte = r.optional_number(n, "network.", "cpu_per_received_MB_us", 0.0) * 1e-12;
   if (n.contains("connections")) {
     const json& c = n["connections"];
     if (c != "fifo" && c != "flows") r.fail("network.connections", "must be \"fifo\" or \"flows\", got " + c.dump());
@@ -326,6 +327,8 @@ std::string ClusterModel::to_json() const {
         {"cpu_per", network.cpu_per_link ? "link" : "transfer"}}}};
   json out = root;
   if (network.cpu_per_message > 0) out["network"]["cpu_per_message_us"] = tidy(network.cpu_per_message * 1e6);
+  if (network.cpu_per_received_byte > 0)
+    out["network"]["cpu_per_received_MB_us"] = tidy(network.cpu_per_received_byte * 1e12);
   if (network.topology == Topology::Mesh)
     out["network"]["topology"] = {{"kind", "mesh"},
                                   {"width", network.mesh.width},

@@ -13,6 +13,10 @@
 //     second of transfer in progress, over the node's speed: a fraction of the node's own core;
 //   - cpu_per_message: the CPU both processes used over the latency's round trips, per message and
 //     end, less what those fractions charge an empty message (system calls, wakeups, the runtime);
+//   - cpu_per_received_byte: on node k, a copy of --bytes into memory the process has not touched
+//     (mapped, copied into, unmapped) less the same copy into memory it has, per byte: the first
+//     touch of the fresh buffers an application's received messages land in, which calibrate's own
+//     messages (read into one reused block) do not pay;
 //   - speed: the wall time of a fixed loop on each node alone, against its thread CPU time on node 0
 //     (the simulator measures steps by thread CPU time, so a node as fast as node 0's machine and not
 //     throttled has speed 1). Each loop spans many periods of a CPU quota, and the nodes are measured
@@ -41,6 +45,7 @@
 #include <dps/trace/json.hpp>
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +54,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -140,10 +146,11 @@ struct Count : dps::Merge<Ack, Tally> {
 // A node's process: its CPU time so far, its cores, and (when asked) how long a fixed loop takes there.
 struct Probe {
   long target = 0, iterations = 0;
-  double stall_seconds = 0;  // > 0: look for a CPU quota's stalls this long
+  double stall_seconds = 0;    // > 0: look for a CPU quota's stalls this long
+  std::size_t touch_bytes = 0;  // > 0: time the first touch of fresh memory, this many bytes at a time
   template <class A>
   void serialize(A& a) {
-    a(target, iterations, stall_seconds);
+    a(target, iterations, stall_seconds, touch_bytes);
   }
 };
 struct Sample {
@@ -152,11 +159,12 @@ struct Sample {
   std::uint64_t host = 0;  // the same for node processes on one machine
   double process_cpu_s = 0, loop_cpu_s = 0, loop_wall_s = 0, loop_sum = 0;
   double quota_period_s = 0, quota_share = 0;  // a CPU quota found: its period and share of it; else 0
+  double touch_s_per_byte = 0;                 // the first touch of fresh memory, CPU seconds per byte
   std::string host_name;                       // as the model records it
   template <class A>
   void serialize(A& a) {
     a(node, cores, workers, host, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum, quota_period_s, quota_share,
-      host_name);
+      touch_s_per_byte, host_name);
   }
 };
 
@@ -239,6 +247,30 @@ Quota find_quota(double seconds) {
   return {span / static_cast<double>(starts.size() - 1), share};
 }
 
+// What a received byte costs beyond moving it when it lands in memory the process has not used (an
+// application keeps what it receives, so its large messages land in fresh pages): a copy into
+// freshly mapped pages, their unmapping included, less the same copy into pages already touched;
+// CPU seconds per byte, the median of several rounds.
+double first_touch_per_byte(std::size_t bytes) {
+  constexpr int kRounds = 9;
+  thread_local std::vector<char> from, warm;
+  from.assign(bytes, 1);
+  warm.assign(bytes, 0);
+  std::vector<double> fresh_s, warm_s;
+  for (int round = 0; round < kRounds; ++round) {
+    double start = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+    void* fresh = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fresh == MAP_FAILED) throw std::runtime_error("cannot map " + std::to_string(bytes) + " bytes");
+    std::memcpy(fresh, from.data(), bytes);
+    ::munmap(fresh, bytes);
+    fresh_s.push_back(clock_seconds(CLOCK_THREAD_CPUTIME_ID) - start);
+    start = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+    std::memcpy(warm.data(), from.data(), bytes);
+    warm_s.push_back(clock_seconds(CLOCK_THREAD_CPUTIME_ID) - start);
+  }
+  return std::max(0.0, median(fresh_s) - median(warm_s)) / static_cast<double>(bytes);
+}
+
 const std::string& this_host() {  // as the model records it: asked once per process
   static const std::string name = measured_on();
   return name;
@@ -250,7 +282,7 @@ struct Forward : dps::Split<Probe, Probe> {
 struct Measure : dps::Leaf<Probe, Sample> {
   Sample execute(const Probe& p) {
     Sample s{static_cast<long>(node()), 1, workers_here(), host_key(),
-             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0, 0, 0, this_host()};
+             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0, 0, 0, 0, this_host()};
     if (p.iterations > 0) {
       const double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID), wall = clock_seconds(CLOCK_MONOTONIC);
       s.loop_sum = loop(p.iterations);
@@ -263,6 +295,7 @@ struct Measure : dps::Leaf<Probe, Sample> {
       s.quota_period_s = q.period;
       s.quota_share = q.share;
     }
+    if (p.touch_bytes > 0) s.touch_s_per_byte = first_touch_per_byte(p.touch_bytes);
     return s;
   }
 };
@@ -515,7 +548,7 @@ int main(int argc, char** argv) {
       if (quotas[i].share > 0) model_speeds[i] /= quotas[i].share;
 
     // The links between node 0 and the first `pairs` other nodes.
-    std::vector<double> latency, bandwidth, send, receive, per_message;
+    std::vector<double> latency, bandwidth, send, receive, per_message, per_received_byte;
     for (long k = 1; k <= std::min(pairs, nodes - 1); ++k) {
       const Link link = measure_link(stream, sample, k, static_cast<std::size_t>(bytes), seconds);
       latency.push_back(link.latency);
@@ -525,11 +558,13 @@ int main(int argc, char** argv) {
       send.push_back(std::min(1.0, link.cpu_per_send / model_speeds[0]));
       receive.push_back(std::min(1.0, link.cpu_per_receive / model_speeds[static_cast<std::size_t>(k)]));
       per_message.push_back(link.cpu_per_message);
+      const Sample touch = checked(sample.call(Probe{k, 0, 0, static_cast<std::size_t>(bytes)}).get(), k);
+      per_received_byte.push_back(touch.touch_s_per_byte);
       std::printf(
           "node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f, per message "
-          "%.1f us\n",
+          "%.1f us, per received MB %.0f us\n",
           k, link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive,
-          link.cpu_per_message * 1e6);
+          link.cpu_per_message * 1e6, touch.touch_s_per_byte * 1e12);
     }
     for (long k = 0; k < nodes; ++k) {
       const auto i = static_cast<std::size_t>(k);
@@ -549,6 +584,7 @@ int main(int argc, char** argv) {
     model.network.cpu_per_send = round_to(median(send), 2);
     model.network.cpu_per_receive = round_to(median(receive), 2);
     model.network.cpu_per_message = round_to(median(per_message), 2);
+    model.network.cpu_per_received_byte = round_to(median(per_received_byte), 2);
     model.calibration = {measured_at(), {}, distrust.empty(), distrust};
     for (const Sample& s : samples) model.calibration.hosts.push_back(s.host_name);
     write_atomically(out, model.to_json());
@@ -561,7 +597,8 @@ int main(int argc, char** argv) {
          << ", \"bandwidth_MBps\": " << model.network.bandwidth / 1e6
          << ", \"cpu_per_send\": " << model.network.cpu_per_send
          << ", \"cpu_per_receive\": " << model.network.cpu_per_receive
-         << ", \"cpu_per_message_us\": " << model.network.cpu_per_message * 1e6 << ", \"speeds\": [";
+         << ", \"cpu_per_message_us\": " << model.network.cpu_per_message * 1e6
+         << ", \"cpu_per_received_MB_us\": " << model.network.cpu_per_received_byte * 1e12 << ", \"speeds\": [";
     for (std::size_t i = 0; i < speeds.size(); ++i) json << (i ? ", " : "") << round_to(speeds[i], 3);
     json << "], \"quotas\": [";
     for (std::size_t i = 0; i < quotas.size(); ++i) json << (i ? ", " : "") << quotas[i].share;

@@ -6,6 +6,9 @@
 //     (cpu_per_send / cpu_per_receive of a core each), at the node's speed; nodes on one host share
 //     its cores, and a host under a CPU quota stops once it has used its period's share; a
 //     message's own CPU (cpu_per_message) is a computation at each end, sent and arrived;
+//   - an arrived message is unpacked before it is delivered (cpu_per_received_byte: the copy out of
+//     the socket into fresh memory and that memory's first-touch faults), one message at a time per
+//     node, in arrival order, as a node process's one network thread reads them, beside the steps;
 //   - a transfer waits out the latency, then its bytes flow at a rate set by the sharing of the
 //     source's outgoing and the destination's incoming bandwidth (equal shares, or max-min);
 //   - with fifo connections, a node pair's messages go one after another, as on one TCP connection,
@@ -102,12 +105,14 @@ class Engine {
   static constexpr std::uint32_t kNone = ~0u;
   // Network: the end of a network model's link (its first flow's), which it schedules itself.
   // Quota: a host's next quota event (its budget spent, or its period over), which it keeps.
-  enum class Kind : std::uint8_t { Compute, Latency, Flow, Timer, Network, Quota };
+  // Unpack: a computation on the receiving node (its network thread) that delivers its message when it ends.
+  enum class Kind : std::uint8_t { Compute, Latency, Flow, Timer, Network, Quota, Unpack };
 
   struct Action {
     Kind kind = Kind::Timer;
     VNode from = 0, to = 0;     // compute: the node (in from); network: the model's key
     double remaining = 0;       // compute: work; latency: bytes
+    double bytes = 0;           // latency and flow: the message's size
     double rate = 0;            // compute: per second
     double updated = 0;         // compute: when remaining was last brought up to date
     double finish = kNever;
@@ -127,13 +132,22 @@ class Engine {
     LaneQueue<Message> waiting;
   };
 
+  // A message arrived and waiting for the node's network thread to unpack it.
+  struct Arrival {
+    double work;
+    Completion done;
+  };
+
   struct Node {
     unsigned cores = 1, workers = 0;
     double speed = 1;
     std::uint32_t host = 0;  // into hosts_
     const void* owner = nullptr;
-    std::vector<ActionId> running;  // computations
+    std::vector<ActionId> running;  // computations, the message being unpacked among them
     std::uint32_t sending = 0, receiving = 0;  // transfers in progress, for their CPU cost
+    bool unpacking = false;                    // a Kind::Unpack in running
+    std::vector<Arrival> arrivals;             // waiting to be unpacked, from arrivals_from on
+    std::size_t arrivals_from = 0;
   };
   // The machine a group's consecutive nodes share (one node each without nodes_per_host), and its
   // CPU quota: `budget` core-seconds left in the period ending at `period_end`, spent at `burn` (the
@@ -157,6 +171,9 @@ class Engine {
   void quota_event(std::uint32_t host);
   double comm_cores(const Node& n) const noexcept;
   void start_transfer(VNode from, VNode to, double bytes, double latency, Completion done);
+  void add_computation(Kind kind, VNode node, double work, Completion done);
+  bool arrive(VNode node, double bytes, Completion done);  // false: delivered at once
+  void unpack_next(VNode node);
 
   static void list_add(std::vector<ActionId>& list, std::uint32_t& at, ActionId id);
   void list_remove(std::vector<ActionId>& list, std::uint32_t at);  // a computation
