@@ -218,6 +218,38 @@ TEST(SimBackend, AnUrgentOperationsThreadTakesTheNextWorkerBeforeTheParkedOnes) 
   }
 }
 
+// A step writes what it sends to other nodes itself, as the runtime's do: each such message's own CPU
+// (cpu_per_message) lengthens the step that sends it, and only its receiver pays it beside the steps.
+// Node 0 splits 50 into 5 pieces for node 1, whose leaves send the results back; the merge's output
+// to main stays on node 0 and costs nothing.
+TEST(SimBackend, AStepPaysTheCpuOfWhatItSendsToOtherNodes) {
+  ClusterModel model = cluster(2);
+  model.groups[0].cores = 2;  // what a node receives is paid beside its steps, not in their way
+  model.network.cpu_per_message = 1e-3;
+  Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
+  MemoryTrace trace;
+  s.app->trace_to(&trace);
+  auto master = s.app->threads<Stateless>("master", 1);
+  auto adders = s.app->threads<Stateless>("adders", 0);
+  adders.add_on(1);
+  auto graph = s.app->graph(op<Pieces<>>(master).named("split") >> op<AddRange<>>(adders).named("add") >>
+                            op<SumPartials<>>(master).named("merge"));
+  EXPECT_EQ(graph.call(Range{0, 50}).get().sum, 1225);
+  std::map<std::string, double> busy;
+  std::map<std::string, int> steps;
+  for (const auto& step : trace.steps()) {
+    busy[step.operation] += step.end - step.start;
+    ++steps[step.operation];
+  }
+  std::map<NodeId, int> sent;  // by the sending node: every message here is sent by a step
+  for (const auto& t : trace.transfers()) ++sent[t.from];
+  EXPECT_EQ(steps["add"], 5);
+  EXPECT_EQ(sent[0], 5) << "the pieces";
+  EXPECT_EQ(sent[1], 5) << "the results";
+  EXPECT_NEAR(busy["split"] + busy["merge"], sent[0] * 1e-3, 1e-12);
+  EXPECT_NEAR(busy["add"], sent[1] * 1e-3, 1e-12);
+}
+
 // A thread whose steps are quick runs on its node's network thread when a message from another node
 // wakes it, as the runtime's run_here does: it does not wait for the node's one worker, busy with a
 // long step. (The first call finds its steps quick; until then it waits for a worker as any thread.)

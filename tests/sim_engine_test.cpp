@@ -258,6 +258,17 @@ TEST(SimEngine, AMessageCostsItsSenderAndItsReceiverCpu) {
   // Each step shares its core with the message's 0.2 ms (from 0 on node 0, from 0.1 ms on node 1).
   expect_near_relative(clock.ended.at(0), 1.2e-3);
   expect_near_relative(clock.ended.at(1), 1.2e-3);
+
+  // A sender that charged it already (a step that writes what it sends): only the receiver pays here.
+  Engine charged(m);
+  Clock after(charged);
+  charged.compute(0, 1e-3, {&after, 0});
+  charged.compute(1, 1e-3, {&after, 1});
+  charged.transfer(0, 1, 0.0, {&after, 2}, Lane::ordered, SenderCpu::Charged);
+  while (charged.step()) {
+  }
+  expect_near_relative(after.ended.at(0), 1e-3);
+  expect_near_relative(after.ended.at(1), 1.2e-3);
 }
 
 // A received message is unpacked before it is delivered: s · c of its receiver's CPU (the copy into

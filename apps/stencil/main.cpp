@@ -185,6 +185,8 @@ int main(int argc, char** argv) {
                     .add("resize_log", resize_log)
                     .add("iteration_seconds", r.iteration_seconds, "%.6f")
                     .add("rows", r.rows)
+                    // what the sweep was charged at, for --sweep-cost (null: not measured)
+                    .add("sweep_ns", cost.per_point > 0 ? std::optional<double>(cost.per_point * 1e9) : std::nullopt, "%.4f")
                     .json();
     }
     std::printf("%s\n", figures.c_str());

@@ -136,11 +136,12 @@ void Engine::unpack_next(VNode node) {
   add_computation(Kind::Unpack, node, next.work, next.done);
 }
 
-void Engine::transfer(VNode from, VNode to, double bytes, Completion done, Lane lane) {
+void Engine::transfer(VNode from, VNode to, double bytes, Completion done, Lane lane, SenderCpu sender_cpu) {
   assert(from != to);
   ++transfers_;
   bytes_ += bytes;
-  if (model_.network.cpu_per_message > 0) compute(from, model_.network.cpu_per_message, {});
+  if (model_.network.cpu_per_message > 0 && sender_cpu == SenderCpu::Computation)
+    compute(from, model_.network.cpu_per_message, {});
   if (model_.network.fifo) {
     Connection& c = connections_[std::uint64_t{from} << 32 | to];
     if (c.busy) {  // behind the message in progress on this pair, and the waiting ones it may not pass

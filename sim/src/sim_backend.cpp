@@ -69,6 +69,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   struct Effect {
     std::uint64_t to;
     Envelope* e;
+    bool paid = false;  // for another node: its sender's CPU was charged in the step (execute)
   };
   struct Move {
     NodeId to;
@@ -118,6 +119,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     std::uint64_t to;
     Envelope* e;
     double start, bytes;
+    SenderCpu sender_cpu = SenderCpu::Computation;
   };
   struct Mean {
     unsigned n = 0;
@@ -325,6 +327,15 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       throw;
     }
     if (direct) s.work += detail::thread_cpu_seconds() - cpu;
+    // The runtime's steps write what they send to other nodes themselves (Connection's direct
+    // writes): each such message's own CPU is part of the step, and what the step sends after it
+    // leaves that much later.
+    if (const double per_message = engine->model().network.cpu_per_message; per_message > 0)
+      for (Effect& f : s.effects)
+        if (const auto dest = destination(f.to); dest && vnode(*dest) != vnode(s.node)) {
+          f.paid = true;
+          s.work += per_message;
+        }
     current = nullptr;
     s.wanted = more;
     ++stats.steps;
@@ -349,7 +360,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       }
       s.step.reset();
     }
-    for (const Effect& f : s.effects) deliver(s.node, f.to, f.e);
+    for (const Effect& f : s.effects) deliver(s.node, f.to, f.e, f.paid ? SenderCpu::Charged : SenderCpu::Computation);
     s.effects.clear();
     if (s.move) start_move(s);
     kick(s);
@@ -366,7 +377,15 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       deliver(from, to, e);
   }
 
-  void deliver(NodeId from, std::uint64_t to, Envelope* e) {
+  // The node an envelope for thread `to` goes to now (a call's result, `to` 0: node 0); none when that
+  // thread is gone (the runtime redirects it).
+  std::optional<NodeId> destination(std::uint64_t to) const {
+    if (!to) return NodeId{0};
+    const Thread* thread = runtime->thread(to);
+    return thread ? std::optional<NodeId>(thread->node()) : std::nullopt;
+  }
+
+  void deliver(NodeId from, std::uint64_t to, Envelope* e, SenderCpu sender_cpu = SenderCpu::Computation) {
     if (stopped) {
       delete e;
       return;
@@ -385,7 +404,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     const double bytes =
         (e->kind == Message::Data ? static_cast<double>(e->payload.wire_size()) : kControlBytes) +
         engine->model().network.header_bytes;
-    transfer(Delivery{to ? Delivery::Kind::Envelope : Delivery::Kind::Result, from, dest, to, e, engine->now(), bytes});
+    transfer(Delivery{to ? Delivery::Kind::Envelope : Delivery::Kind::Result, from, dest, to, e, engine->now(), bytes,
+                      sender_cpu});
   }
 
   void transfer(const Delivery& d) {
@@ -402,7 +422,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     ++stats.messages;
     stats.bytes += d.bytes;
     const Lane lane = d.kind == Delivery::Kind::Envelope ? lane_of(d.e->kind) : Lane::ordered;
-    engine->transfer(vnode(d.from), vnode(d.to_node), d.bytes, {this, tag(kDeliveryTag, index)}, lane);
+    engine->transfer(vnode(d.from), vnode(d.to_node), d.bytes, {this, tag(kDeliveryTag, index)}, lane, d.sender_cpu);
   }
 
   void arrive(std::size_t index) {

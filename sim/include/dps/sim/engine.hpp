@@ -5,7 +5,8 @@
 //   - a node's running computations share its cores, minus what its transfers use
 //     (cpu_per_send / cpu_per_receive of a core each), at the node's speed; nodes on one host share
 //     its cores, and a host under a CPU quota stops once it has used its period's share; a
-//     message's own CPU (cpu_per_message) is a computation at each end, sent and arrived;
+//     message's own CPU (cpu_per_message) is a computation at each end, sent and arrived, unless
+//     the caller charged the sender's already (SenderCpu::Charged: a step that writes what it sends);
 //   - an arrived message is unpacked before it is delivered (cpu_per_received_byte: the copy out of
 //     the socket into fresh memory and that memory's first-touch faults), one message at a time per
 //     node, in arrival order, as a node process's one network thread reads them, beside the steps;
@@ -59,6 +60,10 @@ struct Completion {
   std::uint64_t tag = 0;
 };
 
+// Who pays a message's own CPU (cpu_per_message) at its source: a computation of its own there, or
+// the caller, who charged it already (the DPS runtime's steps write what they send themselves).
+enum class SenderCpu : std::uint8_t { Computation, Charged };
+
 class Engine {
  public:
   static constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -83,7 +88,8 @@ class Engine {
   // `work` seconds of one core at speed 1, on `node`.
   void compute(VNode node, double work, Completion done);
   // `bytes` from one node to another (from != to: same-node transfers are free, no action).
-  void transfer(VNode from, VNode to, double bytes, Completion done, Lane lane = Lane::ordered);
+  void transfer(VNode from, VNode to, double bytes, Completion done, Lane lane = Lane::ordered,
+                SenderCpu sender_cpu = SenderCpu::Computation);
   // At `time` (not before now).
   void timer(double time, Completion done);
 
