@@ -206,17 +206,17 @@ void Engine::end(ActionId id) {
   const VNode from = a.from, to = a.to;
   switch (a.kind) {
     case Kind::Compute:
+    case Kind::Unpack: {
+      const bool unpacked = a.kind == Kind::Unpack;
       list_remove(nodes_[from].running, a.at_from);
       free(id);
+      if (unpacked) {  // the network thread takes the next message waiting
+        nodes_[from].unpacking = false;
+        unpack_next(from);
+      }
       reshare_cpu(from);
       break;
-    case Kind::Unpack:
-      list_remove(nodes_[from].running, a.at_from);
-      free(id);
-      nodes_[from].unpacking = false;
-      unpack_next(from);
-      reshare_cpu(from);
-      break;
+    }
     case Kind::Flow:
     case Kind::Latency: {
       if (a.kind == Kind::Flow) network_->end(id, now_);

@@ -69,7 +69,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   struct Effect {
     std::uint64_t to;
     Envelope* e;
-    bool paid = false;  // for another node: its sender's CPU was charged in the step (execute)
+    SenderCpu sender_cpu = SenderCpu::Computation;  // Charged: for another node, paid in the step (execute)
   };
   struct Move {
     NodeId to;
@@ -333,7 +333,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     if (const double per_message = engine->model().network.cpu_per_message; per_message > 0)
       for (Effect& f : s.effects)
         if (const auto dest = destination(f.to); dest && vnode(*dest) != vnode(s.node)) {
-          f.paid = true;
+          f.sender_cpu = SenderCpu::Charged;
           s.work += per_message;
         }
     current = nullptr;
@@ -360,7 +360,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       }
       s.step.reset();
     }
-    for (const Effect& f : s.effects) deliver(s.node, f.to, f.e, f.paid ? SenderCpu::Charged : SenderCpu::Computation);
+    for (const Effect& f : s.effects) deliver(s.node, f.to, f.e, f.sender_cpu);
     s.effects.clear();
     if (s.move) start_move(s);
     kick(s);

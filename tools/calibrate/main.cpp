@@ -32,6 +32,7 @@
 //     the model puts them on one host ("nodes_per_host"), each measured alone.
 // Network figures are medians over node pairs (0, k). Hosts in a row with the same nodes, cores,
 // workers and quota, and speeds within 10 %, form one group. Last line: JSON with the figures.
+#include "host_probes.hpp"
 #include "median.hpp"
 #include "provenance.hpp"
 
@@ -44,17 +45,10 @@
 #include <dps/sim/model.hpp>
 #include <dps/trace/json.hpp>
 
-#include <sched.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -65,11 +59,13 @@
 
 namespace {
 
-double clock_seconds(clockid_t clock) {
-  timespec ts{};
-  ::clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using calibrate::clock_seconds;
+using calibrate::first_touch_per_byte;
+using calibrate::find_quota;
+using calibrate::host_key;
+using calibrate::loop;
+using calibrate::Quota;
+using calibrate::usable_cores;
 
 constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
 
@@ -172,103 +168,6 @@ struct Sample {
 unsigned workers_here() {
   const auto* tcp = dynamic_cast<const dps::net::TcpBackend*>(&dps::detail::current().runtime->backend());
   return static_cast<unsigned>(tcp ? tcp->workers() : std::max(1u, std::thread::hardware_concurrency()));
-}
-
-// This process's machine: the host name and the network namespace (the namespaced hosts of
-// scripts/netns-cluster share a host name).
-std::uint64_t host_key() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  struct stat ns{};
-  const std::uint64_t inode = ::stat("/proc/self/ns/net", &ns) == 0 ? ns.st_ino : 0;
-  return std::hash<std::string>{}(name) ^ (inode * 0x9e3779b97f4a7c15ULL);
-}
-
-double loop(long iterations) {  // the demo's integral: floating-point work that stays in registers
-  const double h = 1.0 / static_cast<double>(iterations);
-  double sum = 0;
-  for (long i = 0; i < iterations; ++i) {
-    const double x = (static_cast<double>(i) + 0.5) * h;
-    sum += 4.0 / (1.0 + x * x);
-  }
-  return sum * h;
-}
-
-// The cores this process gets: the loop on every CPU it may run on at once, as CPU seconds per wall
-// second. That counts a cgroup quota too (whose files a network namespace's /sys does not show).
-unsigned usable_cores(long iterations) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int cpus = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-  if (cpus <= 1) return 1;
-  std::vector<double> cpu(static_cast<std::size_t>(cpus));
-  const double wall = clock_seconds(CLOCK_MONOTONIC);
-  {
-    std::vector<std::jthread> threads;
-    for (double& used : cpu)
-      threads.emplace_back([&used, iterations] {
-        volatile double sum = loop(iterations);
-        (void)sum;
-        used = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
-      });
-  }
-  double total = 0;
-  for (double used : cpu) total += used;
-  const double parallel = total / (clock_seconds(CLOCK_MONOTONIC) - wall);
-  return static_cast<unsigned>(std::clamp(std::lround(parallel), 1L, static_cast<long>(cpus)));
-}
-
-// A CPU quota (a cgroup's cpu.max, a container's CPU limit) under a core shows as stalls while a
-// thread keeps busy: the host runs, is throttled, runs again. The kernel checks the budget at its
-// timer tick, so the runs last a tick or more and the pattern is coarser than the quota's period
-// (at HZ = 250 a quarter of a core per 4 ms runs 4 ms and stalls 12): what the model needs is the
-// pattern seen, its mean period (stall to stall) and the share of it the thread runs. {0, 0} when
-// there are few stalls (other processes preempt a thread too) or they take under a tenth of the time.
-struct Quota {
-  double period = 0, share = 0;
-};
-Quota find_quota(double seconds) {
-  std::vector<double> starts, lengths;
-  const double begin = clock_seconds(CLOCK_MONOTONIC);
-  for (double last = begin, now = begin; now - begin < seconds; last = now) {
-    now = clock_seconds(CLOCK_MONOTONIC);
-    if (now - last > 100e-6) {
-      starts.push_back(last);
-      lengths.push_back(now - last);
-    }
-  }
-  if (starts.size() < 8) return {};
-  // From the first stall's start to the last's: whole periods, each with one stall.
-  const double span = starts.back() - starts.front();
-  double stalled = 0;
-  for (std::size_t i = 0; i + 1 < lengths.size(); ++i) stalled += lengths[i];
-  const double share = 1 - stalled / span;
-  if (share > 0.9 || share <= 0) return {};
-  return {span / static_cast<double>(starts.size() - 1), share};
-}
-
-// What a received byte costs beyond moving it when it lands in memory the process has not used (an
-// application keeps what it receives, so its large messages land in fresh pages): a copy into
-// freshly mapped pages, their unmapping included, less the same copy into pages already touched;
-// CPU seconds per byte, the median of several rounds.
-double first_touch_per_byte(std::size_t bytes) {
-  constexpr int kRounds = 9;
-  thread_local std::vector<char> from, warm;
-  from.assign(bytes, 1);
-  warm.assign(bytes, 0);
-  std::vector<double> fresh_s, warm_s;
-  for (int round = 0; round < kRounds; ++round) {
-    double start = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
-    void* fresh = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (fresh == MAP_FAILED) throw std::runtime_error("cannot map " + std::to_string(bytes) + " bytes");
-    std::memcpy(fresh, from.data(), bytes);
-    ::munmap(fresh, bytes);
-    fresh_s.push_back(clock_seconds(CLOCK_THREAD_CPUTIME_ID) - start);
-    start = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
-    std::memcpy(warm.data(), from.data(), bytes);
-    warm_s.push_back(clock_seconds(CLOCK_THREAD_CPUTIME_ID) - start);
-  }
-  return std::max(0.0, median(fresh_s) - median(warm_s)) / static_cast<double>(bytes);
 }
 
 const std::string& this_host() {  // as the model records it: asked once per process
