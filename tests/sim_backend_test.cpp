@@ -250,6 +250,38 @@ TEST(SimBackend, AStepPaysTheCpuOfWhatItSendsToOtherNodes) {
   EXPECT_NEAR(busy["add"], sent[1] * 1e-3, 1e-12);
 }
 
+// A message between two threads of one node costs the step that posts it the runtime's handling
+// (cpu_per_local_message), and nothing at its receiver: here every message is local, the call's
+// result to main too, and no step has work of its own.
+TEST(SimBackend, AStepPaysTheRuntimesHandlingOfWhatItPostsOnItsOwnNode) {
+  ClusterModel model = cluster(1);
+  model.groups[0].workers = 1;  // one step at a time: each one's span is its own CPU
+  model.network.cpu_per_message = 5e-3;  // between nodes only: not charged here
+  model.network.cpu_per_local_message = 1e-3;
+  Simulated s(model, SimOptions{.pdexec = true, .nodes = 1});
+  MemoryTrace trace;
+  s.app->trace_to(&trace);
+  auto master = s.app->threads<Stateless>("master", 1);
+  auto adders = s.app->threads<Stateless>("adders", 2);
+  auto graph = s.app->graph(op<Pieces<>>(master).named("split") >> op<AddRange<>>(adders).named("add") >>
+                            op<SumPartials<>>(master).named("merge"));
+  const double start = s.app->now();
+  EXPECT_EQ(graph.call(Range{0, 50}).get().sum, 1225);
+  const double took = s.app->now() - start;
+  std::map<std::string, double> busy;
+  std::map<std::string, int> steps;
+  for (const auto& step : trace.steps()) {
+    busy[step.operation] += step.end - step.start;
+    ++steps[step.operation];
+  }
+  EXPECT_TRUE(trace.transfers().empty());
+  EXPECT_EQ(steps["add"], 5);
+  EXPECT_NEAR(busy["split"], 5e-3, 1e-12) << "its 5 pieces";
+  EXPECT_NEAR(busy["add"], 5e-3, 1e-12) << "a result each";
+  EXPECT_NEAR(busy["merge"], 1e-3, 1e-12) << "the sum, to main";
+  EXPECT_NEAR(took, 11e-3, 1e-12) << "one core: the steps one after the other";
+}
+
 // A thread whose steps are quick runs on its node's network thread when a message from another node
 // wakes it, as the runtime's run_here does: it does not wait for the node's one worker, busy with a
 // long step. (The first call finds its steps quick; until then it waits for a worker as any thread.)

@@ -13,7 +13,7 @@ const std::string kGood = R"({
               { "name": "slow", "count": 2, "speed": 0.5, "quota": 0.25, "quota_period_us": 4000 } ],
   "network": { "latency_us": 1350, "bandwidth_MBps": 11.85, "sharing": "equal",
                "cpu_per_send": 0.1, "cpu_per_receive": 0.2, "cpu_per_message_us": 20,
-               "cpu_per_received_MB_us": 250 }
+               "cpu_per_received_MB_us": 250, "cpu_per_local_message_us": 0.4 }
 })";
 
 std::string error_of(const std::string& json, const std::vector<std::string>& overrides = {}) {
@@ -49,6 +49,8 @@ TEST(SimModel, ReadsGroupsAndNetworkInSiUnits) {
   EXPECT_DOUBLE_EQ(ClusterModel::defaults().network.cpu_per_message, 0.0) << "none by default";
   EXPECT_DOUBLE_EQ(m.network.cpu_per_received_byte, 250e-12);
   EXPECT_DOUBLE_EQ(ClusterModel::defaults().network.cpu_per_received_byte, 0.0) << "none by default";
+  EXPECT_DOUBLE_EQ(m.network.cpu_per_local_message, 0.4e-6);
+  EXPECT_DOUBLE_EQ(ClusterModel::defaults().network.cpu_per_local_message, 0.0) << "none by default";
 }
 
 TEST(SimModel, WritesWhatItReads) {
@@ -61,6 +63,7 @@ TEST(SimModel, WritesWhatItReads) {
   EXPECT_DOUBLE_EQ(again.groups[1].quota_period, 0.004);
   EXPECT_DOUBLE_EQ(again.network.cpu_per_message, 20e-6);
   EXPECT_DOUBLE_EQ(again.network.cpu_per_received_byte, 250e-12);
+  EXPECT_DOUBLE_EQ(again.network.cpu_per_local_message, 0.4e-6);
 }
 
 TEST(SimModel, OverridesChangeFieldsBeforeTheyAreChecked) {

@@ -161,7 +161,7 @@ ClusterModel check(const json& root, const Reader& r) {
   const json& n = r.field(root, "", "network");
   r.only(n, "network.",
          {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes", "connections",
-          "cpu_per", "cpu_per_message_us", "cpu_per_received_MB_us", "topology"});
+          "cpu_per", "cpu_per_message_us", "cpu_per_received_MB_us", "cpu_per_local_message_us", "topology"});
   m.network.latency = r.number(n, "network.", "latency_us", false) * 1e-6;
   m.network.bandwidth = r.number(n, "network.", "bandwidth_MBps", true) * 1e6;
   const json& sharing = r.field(n, "network.", "sharing");
@@ -176,6 +176,7 @@ ClusterModel check(const json& root, const Reader& r) {
   m.network.header_bytes = r.optional_number(n, "network.", "header_bytes", 0.0);
   m.network.cpu_per_message = r.optional_number(n, "network.", "cpu_per_message_us", 0.0) * 1e-6;
   m.network.cpu_per_received_byte = r.optional_number(n, "network.", "cpu_per_received_MB_us", 0.0) * 1e-12;
+  m.network.cpu_per_local_message = r.optional_number(n, "network.", "cpu_per_local_message_us", 0.0) * 1e-6;
   if (n.contains("connections")) {
     const json& c = n["connections"];
     if (c != "fifo" && c != "flows") r.fail("network.connections", "must be \"fifo\" or \"flows\", got " + c.dump());
@@ -329,6 +330,8 @@ std::string ClusterModel::to_json() const {
   if (network.cpu_per_message > 0) out["network"]["cpu_per_message_us"] = tidy(network.cpu_per_message * 1e6);
   if (network.cpu_per_received_byte > 0)
     out["network"]["cpu_per_received_MB_us"] = tidy(network.cpu_per_received_byte * 1e12);
+  if (network.cpu_per_local_message > 0)
+    out["network"]["cpu_per_local_message_us"] = tidy(network.cpu_per_local_message * 1e6);
   if (network.topology == Topology::Mesh)
     out["network"]["topology"] = {{"kind", "mesh"},
                                   {"width", network.mesh.width},

@@ -329,13 +329,20 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     if (direct) s.work += detail::thread_cpu_seconds() - cpu;
     // The runtime's steps write what they send to other nodes themselves (Connection's direct
     // writes): each such message's own CPU is part of the step, and what the step sends after it
-    // leaves that much later.
-    if (const double per_message = engine->model().network.cpu_per_message; per_message > 0)
-      for (Effect& f : s.effects)
-        if (const auto dest = destination(f.to); dest && vnode(*dest) != vnode(s.node)) {
+    // leaves that much later. A message to a thread of the same node costs the step the runtime's
+    // handling of it.
+    if (const NetworkModel& net = engine->model().network; net.cpu_per_message > 0 || net.cpu_per_local_message > 0) {
+      for (Effect& f : s.effects) {
+        const auto dest = destination(f.to);
+        if (!dest) continue;
+        if (vnode(*dest) == vnode(s.node)) {
+          s.work += net.cpu_per_local_message;
+        } else {
           f.sender_cpu = SenderCpu::Charged;
-          s.work += per_message;
+          s.work += net.cpu_per_message;
         }
+      }
+    }
     current = nullptr;
     s.wanted = more;
     ++stats.steps;

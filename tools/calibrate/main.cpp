@@ -13,6 +13,9 @@
 //     second of transfer in progress, over the node's speed: a fraction of the node's own core;
 //   - cpu_per_message: the CPU both processes used over the latency's round trips, per message and
 //     end, less what those fractions charge an empty message (system calls, wakeups, the runtime);
+//   - cpu_per_local_message: on node k, empty objects from a split to a leaf and on to a merge, all
+//     on one thread of the node, the median of 5 bursts: the wall time per message (times the node's
+//     speed), the runtime's handling of a message that stays on its node;
 //   - cpu_per_received_byte: on node k, a copy of --bytes into memory the process has not touched
 //     (mapped, copied into, unmapped) less the same copy into memory it has, per byte: the first
 //     touch of the fresh buffers an application's received messages land in, which calibrate's own
@@ -139,6 +142,42 @@ struct Count : dps::Merge<Ack, Tally> {
   }
 };
 
+// `count` empty objects from a split to a leaf and on to a merge, all on node `target`'s one probe
+// thread: the wall time from the split's start to the merge's end over the 2 × count messages that
+// stay on the node is the runtime's handling of such a message (the operations do nothing).
+struct Hop {
+  long target = 0;
+  double start = 0;  // the split's start, CLOCK_MONOTONIC
+  template <class A>
+  void serialize(A& a) {
+    a(target, start);
+  }
+};
+struct LocalCost {
+  long node = 0, messages = 0;
+  double seconds = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(node, messages, seconds);
+  }
+};
+struct Scatter : dps::Split<Order, Hop> {
+  dps::Step execute(Order o) {
+    const double start = clock_seconds(CLOCK_MONOTONIC);
+    for (long i = 0; i < o.count; ++i) co_await post(Hop{o.target, start});
+  }
+};
+struct Bounce : dps::Leaf<Hop, Hop> {
+  Hop execute(const Hop& h) { return h; }
+};
+struct Gather : dps::Merge<Hop, LocalCost> {
+  dps::Step execute(Hop h) {
+    long received = 1;
+    while (auto more = co_await next()) ++received;
+    co_await post(LocalCost{static_cast<long>(node()), 2 * received, clock_seconds(CLOCK_MONOTONIC) - h.start});
+  }
+};
+
 // A node's process: its CPU time so far, its cores, and (when asked) how long a fixed loop takes there.
 struct Probe {
   long target = 0, iterations = 0;
@@ -212,6 +251,7 @@ double round_to(double x, int digits) {  // significant digits, for a model file
 }
 
 constexpr int kBandwidthRounds = 5;
+constexpr long kLocalMessages = 40000;  // a burst on one node: some 20 ms
 
 struct Link {
   double latency = 0, bandwidth = 0, cpu_per_send = 0, cpu_per_receive = 0, cpu_per_message = 0;
@@ -376,6 +416,9 @@ int main(int argc, char** argv) {
     auto sample = app.graph(dps::op<Forward>(master) >>
                             dps::op<Measure>(probes, [](const Probe& p) { return static_cast<std::size_t>(p.target); }) >>
                             dps::op<Return>(master));
+    auto on_target = [](const auto& o) { return static_cast<std::size_t>(o.target); };
+    auto local = app.graph(dps::op<Scatter>(probes, on_target) >> dps::op<Bounce>(probes, on_target) >>
+                           dps::op<Gather>(probes, on_target));
 
     // Node speeds and cores: the same loop, a quarter of `seconds` of CPU on node 0, on each node alone
     // (so that a quota's periods and other hosts' work do not set a node's figure), in rounds until
@@ -447,7 +490,7 @@ int main(int argc, char** argv) {
       if (quotas[i].share > 0) model_speeds[i] /= quotas[i].share;
 
     // The links between node 0 and the first `pairs` other nodes.
-    std::vector<double> latency, bandwidth, send, receive, per_message, per_received_byte;
+    std::vector<double> latency, bandwidth, send, receive, per_message, per_received_byte, per_local_message;
     for (long k = 1; k <= std::min(pairs, nodes - 1); ++k) {
       const Link link = measure_link(stream, sample, k, static_cast<std::size_t>(bytes), seconds);
       latency.push_back(link.latency);
@@ -459,11 +502,22 @@ int main(int argc, char** argv) {
       per_message.push_back(link.cpu_per_message);
       const Sample touch = checked(sample.call(Probe{k, 0, 0, static_cast<std::size_t>(bytes)}).get(), k);
       per_received_byte.push_back(touch.touch_s_per_byte);
+      // Node k's own messages, as seconds at speed 1: the median of 5 bursts.
+      std::vector<double> bursts;
+      for (int burst = 0; burst < 5; ++burst) {
+        const LocalCost c = local.call(Order{k, kLocalMessages / 2, 0}).get();
+        if (c.node != k || c.messages != kLocalMessages)
+          throw std::runtime_error("node " + std::to_string(k) + "'s burst ran on node " + std::to_string(c.node) +
+                                   " with " + std::to_string(c.messages) + " of " + std::to_string(kLocalMessages) +
+                                   " messages");
+        bursts.push_back(c.seconds / static_cast<double>(c.messages) * model_speeds[static_cast<std::size_t>(k)]);
+      }
+      per_local_message.push_back(median(bursts));
       std::printf(
           "node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f, per message "
-          "%.1f us, per received MB %.0f us\n",
+          "%.1f us, per received MB %.0f us; on node %ld, per local message %.2f us\n",
           k, link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive,
-          link.cpu_per_message * 1e6, touch.touch_s_per_byte * 1e12);
+          link.cpu_per_message * 1e6, touch.touch_s_per_byte * 1e12, k, per_local_message.back() * 1e6);
     }
     for (long k = 0; k < nodes; ++k) {
       const auto i = static_cast<std::size_t>(k);
@@ -484,6 +538,7 @@ int main(int argc, char** argv) {
     model.network.cpu_per_receive = round_to(median(receive), 2);
     model.network.cpu_per_message = round_to(median(per_message), 2);
     model.network.cpu_per_received_byte = round_to(median(per_received_byte), 2);
+    model.network.cpu_per_local_message = round_to(median(per_local_message), 2);
     model.calibration = {measured_at(), {}, distrust.empty(), distrust};
     for (const Sample& s : samples) model.calibration.hosts.push_back(s.host_name);
     write_atomically(out, model.to_json());
@@ -497,7 +552,8 @@ int main(int argc, char** argv) {
          << ", \"cpu_per_send\": " << model.network.cpu_per_send
          << ", \"cpu_per_receive\": " << model.network.cpu_per_receive
          << ", \"cpu_per_message_us\": " << model.network.cpu_per_message * 1e6
-         << ", \"cpu_per_received_MB_us\": " << model.network.cpu_per_received_byte * 1e12 << ", \"speeds\": [";
+         << ", \"cpu_per_received_MB_us\": " << model.network.cpu_per_received_byte * 1e12
+         << ", \"cpu_per_local_message_us\": " << model.network.cpu_per_local_message * 1e6 << ", \"speeds\": [";
     for (std::size_t i = 0; i < speeds.size(); ++i) json << (i ? ", " : "") << round_to(speeds[i], 3);
     json << "], \"quotas\": [";
     for (std::size_t i = 0; i < quotas.size(); ++i) json << (i ? ", " : "") << quotas[i].share;

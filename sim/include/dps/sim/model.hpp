@@ -13,7 +13,7 @@
 //   CPU limit: full speed until it has used 1 ms of CPU in its 4 ms period, then nothing until the next)
 //     "network": { "latency_us": 50, "bandwidth_MBps": 117.5, "sharing": "equal",
 //                  "cpu_per_send": 0.05, "cpu_per_receive": 0.1, "cpu_per_message_us": 20,
-//                  "cpu_per_received_MB_us": 250, "header_bytes": 0 }
+//                  "cpu_per_received_MB_us": 250, "cpu_per_local_message_us": 0.4, "header_bytes": 0 }
 //   }
 //   (and, as calibrate writes it, where and when it was measured and whether to trust it:
 //     "calibration": { "at": "2026-11-26T18:01:08+0000", "hosts": ["10.77.0.1", "10.77.0.2"],
@@ -130,6 +130,10 @@ struct NetworkModel {
   // The CPU a message costs each end beyond its bytes' (system calls, wakeups, the runtime's handling),
   // in seconds at speed 1: its sender's when it is sent, its receiver's when it arrives.
   double cpu_per_message = 0.0;
+  // The CPU a message between two threads of one node costs the step that posts it, in seconds at
+  // speed 1: the runtime's handling alone (an envelope queued, its thread scheduled, the operation
+  // resumed), which steps of a few microseconds pay as much as their own work.
+  double cpu_per_local_message = 0.0;
   // The CPU each received byte costs its receiver before the message is handled, in seconds at speed 1:
   // the copy out of the socket into memory the process has not touched yet, and that memory's
   // first-touch page faults (an application keeps what it receives, so large messages land in fresh
