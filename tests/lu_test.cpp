@@ -204,4 +204,45 @@ TEST(LuKernelModel, TheUpdateIsMeasuredOnTheMatrixLayoutAndChargedAsSuch) {
   lu::set_kernels(lu::Kernels(lu::KernelTimes{}));
 }
 
+// The row interchanges are measured on the matrix's layout in two parts: r pivots on r columns from
+// memory (`swap`), and each further pivot on the same columns (`swap_more`), which the owner variant's
+// deferred interchanges (n - r pivots on a block at once) pay. A file without the second charges
+// every pivot as the first r.
+TEST(LuKernelModel, TheSwapsBeyondTheFirstRPivotsOnABlockAreChargedApart) {
+  const lu::KernelModel measured = lu::KernelModel::measure({32}, 512);
+  EXPECT_GT(measured.at(32).swap, 0.0);
+  EXPECT_GT(measured.at(32).swap_more, 0.0);
+  EXPECT_EQ(lu::KernelModel::measure({32}).at(32).swap_more, 0.0) << "no matrix order, no second part";
+
+  lu::KernelModel model;
+  model.sizes = {16, 32};
+  model.swap = {0, 1e-8, 2};
+  model.swap_more = {0, 3e-9, 1};
+  const std::string path = ::testing::TempDir() + "/lu_kernels_swap.json";
+  model.save(path);
+  EXPECT_DOUBLE_EQ(lu::KernelModel::load(path).at(32).swap_more, 3e-9 * 32);
+  std::ifstream in(path);
+  nlohmann::json j = nlohmann::json::parse(in);
+  j.erase("swap_more");
+  std::ofstream(path) << j.dump();
+  EXPECT_EQ(lu::KernelModel::load(path).at(32).swap_more, 0.0);
+
+  // Charged, every other kernel free: the deferred interchanges of n = 256, r = 32 on 2 stripes
+  // end the run, node 0's first block taking 7 × 32 pivots at once; each beyond the first 32 costs
+  // swap_more, the first 32 on r columns swap's.
+  const auto predicted = [](lu::KernelTimes t) {
+    auto app = application(true, {.pdexec = true, .noalloc = true, .nodes = 2});
+    lu::set_kernels(lu::Kernels(t));
+    return lu::run(*app, Options{.n = 256, .r = 32, .variant = lu::Variant::Owner, .check = false}.resolved(app->nodes()))
+        .seconds;
+  };
+  const double free = predicted({.r = 32});
+  EXPECT_GE(predicted({.r = 32, .swap_more = 0.001}), free + 6 * 32 * 0.001 - 1e-9) << "the first block's 6 x 32 further pivots";
+  const double unmeasured = predicted({.r = 32, .swap = 0.01});
+  EXPECT_GE(unmeasured, free + 7 * 0.01) << "the first block's deferred interchanges, every pivot at swap's";
+  EXPECT_LT(predicted({.r = 32, .swap = 0.01, .swap_more = 1e-9}), unmeasured - 5 * 0.01)
+      << "measured: the further pivots are not charged at swap's";
+  lu::set_kernels(lu::Kernels(lu::KernelTimes{}));
+}
+
 }  // namespace

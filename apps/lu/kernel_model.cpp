@@ -45,12 +45,16 @@ KernelModel KernelModel::measure(std::vector<int> sizes, int n) {
   m.sizes = sizes;
   m.measured_on = ::measured_on();
   m.measured_at = ::measured_at();
-  std::vector<double> r2, r3, factor, swap, solve, multiply, subtract, copy, update_r3, update;
+  std::vector<double> r2, r3, factor, swap, solve, multiply, subtract, copy, update_r3, update, more_r, swap_more;
   for (const int r : sizes) {
     const KernelTimes t = Kernels::measure(r, n).times();
     if (t.update > 0) {
       update_r3.push_back(std::pow(static_cast<double>(r), 3));
       update.push_back(t.update);
+    }
+    if (t.swap_more > 0) {
+      more_r.push_back(r);
+      swap_more.push_back(t.swap_more);
     }
     r2.push_back(std::pow(static_cast<double>(r), 2));
     r3.push_back(std::pow(static_cast<double>(r), 3));
@@ -71,11 +75,13 @@ KernelModel KernelModel::measure(std::vector<int> sizes, int n) {
     m.update = fit(update_r3, update, 3);
     m.n = n;
   }
+  if (!swap_more.empty()) m.swap_more = fit(more_r, swap_more, 1);
   return m;
 }
 
 KernelTimes KernelModel::at(int r) const {
-  return {r, factor_per_row.at(r), swap.at(r), solve.at(r), multiply.at(r), subtract.at(r), copy.at(r), update.at(r)};
+  return {r,           factor_per_row.at(r), swap.at(r),   solve.at(r),    multiply.at(r),
+          subtract.at(r), copy.at(r),         update.at(r), swap_more.at(r)};
 }
 
 void KernelModel::save(const std::string& path) const {
@@ -89,6 +95,7 @@ void KernelModel::save(const std::string& path) const {
   put("subtract", subtract);
   put("copy", copy);
   put("update", update);
+  put("swap_more", swap_more);
   out["n"] = n;
   out["measured_on"] = measured_on;
   out["measured_at"] = measured_at;
@@ -116,6 +123,7 @@ KernelModel KernelModel::load(const std::string& path) {
     get("subtract", m.subtract);
     if (in.contains("copy")) get("copy", m.copy);  // files from before copies were charged: free
     if (in.contains("update")) get("update", m.update);  // before updates were measured: charged as multiply
+    if (in.contains("swap_more")) get("swap_more", m.swap_more);  // before: every pivot charged as swap's
     m.n = in.value("n", 0);
     m.measured_on = in.value("measured_on", std::string());
     m.measured_at = in.value("measured_at", std::string());

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace lu {
@@ -35,7 +37,8 @@ int Kernels::factor(int m, int r, double* a, int ld, int* ipiv) const {
 
 void Kernels::swap(int columns, double* a, int ld, const int* ipiv, int pivots) const {
   const double r = times_.r > 0 ? times_.r : 1;
-  dps::compute(times_.swap * columns / r * pivots / r,
+  const double more = times_.swap_more > 0 ? std::max(0.0, pivots - r) : 0.0;  // rows in the caches by then
+  dps::compute(times_.swap * columns / r * (pivots - more) / r + times_.swap_more * columns / r * more,
                [&] { LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, columns, a, ld, 1, pivots, ipiv, 1); });
 }
 
@@ -115,10 +118,38 @@ double update_seconds(const Kernels& direct, int r, int n) {
          (static_cast<double>(rows) / r);
 }
 
+// The row interchanges as they run, on r columns of an n-row stripe from memory, each pivot's row
+// anywhere below it as partial pivoting finds them: r pivots (each touches a row in every column, a
+// page apart: three to five times the same swaps in a small panel in the caches), and the n - r
+// pivots the owner variant defers and applies to a block at once, the first r of which bring its
+// rows into the caches. Their `swap` and `swap_more`.
+std::pair<double, double> swap_seconds(const Kernels& direct, int r, int n) {
+  const auto ld = static_cast<std::size_t>(n), width = static_cast<std::size_t>(r);
+  const std::size_t columns = std::max<std::size_t>(2 * width, (std::size_t{64} << 20) / (sizeof(double) * ld));
+  std::vector<double> stripe(ld * columns, 0.5);
+  std::mt19937_64 random(11);
+  std::vector<int> ipiv(static_cast<std::size_t>(n - r));
+  for (int i = 0; i < n - r; ++i) ipiv[static_cast<std::size_t>(i)] = i + 1 + static_cast<int>(random() % (n - r - i));
+  std::size_t at = 0;
+  const auto timed = [&](int pivots) {
+    return typical_seconds([&] {
+      if (at + width > columns) at = 0;
+      direct.swap(r, stripe.data() + at * ld, n, ipiv.data(), pivots);
+      at += width;
+    });
+  };
+  const double first = timed(r);
+  const double more = n > 2 * r ? std::max(0.0, timed(n - r) - first) / (n - 2 * r) : 0.0;
+  return {first, more};
+}
+
 }  // namespace
 
 Kernels Kernels::measure(int r, int n) {
-  const int m = 4 * r;  // a panel four blocks tall
+  // A panel four blocks tall; on the matrix's layout, as tall as the run's panels on average (a
+  // panel's factorization costs a little per row and much per panel: a short one would charge the
+  // tall ones half as much again per row).
+  const int m = n >= 2 * r ? std::max(4 * r, n / 2) : 4 * r;
   std::mt19937_64 random(7);
   std::uniform_real_distribution<double> uniform(-0.5, 0.5);
   std::vector<double> panel(static_cast<std::size_t>(m) * r), a(static_cast<std::size_t>(r) * r),
@@ -147,7 +178,10 @@ Kernels Kernels::measure(int r, int n) {
     const std::unique_ptr<double[]> block(new double[static_cast<std::size_t>(r) * r]());
     direct.copy(r, r, panel.data() + r, m, block.get());
   });
-  if (n >= 2 * r) t.update = update_seconds(direct, r, n);
+  if (n >= 2 * r) {
+    t.update = update_seconds(direct, r, n);
+    std::tie(t.swap, t.swap_more) = swap_seconds(direct, r, n);
+  }
   return Kernels(t);
 }
 

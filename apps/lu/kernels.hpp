@@ -19,7 +19,7 @@ namespace lu {
 struct KernelTimes {
   int r = 0;                  // the block size they are for
   double factor_per_row = 0;  // dgetrf of an m×r panel: this times m
-  double swap = 0;            // dlaswp of r pivots over r columns
+  double swap = 0;            // dlaswp of r pivots over r columns (of n-row columns, measured with n)
   double solve = 0;           // dtrsm of an r×r unit lower triangle on r columns
   double multiply = 0;        // dgemm of r×r blocks
   double subtract = 0;        // an r×r block subtracted in place
@@ -27,15 +27,19 @@ struct KernelTimes {
   // The owner variant's trailing update as it runs: a tall panel's dgemm on a stripe of the n-row
   // matrix, from memory rather than the caches; per r×r×r of it. 0: charged as `multiply`.
   double update = 0;
+  // Each pivot beyond the first r applied to the same r columns (the owner variant's deferred
+  // interchanges, n - r pivots on a block at once), whose rows are by then in the caches: a few
+  // times cheaper than `swap`'s. 0: charged as `swap`'s.
+  double swap_more = 0;
 };
 
 class Kernels {
  public:
   explicit Kernels(KernelTimes times) : times_(times) {}
   // Times each kernel at block size r on this machine: the median of several runs (a few
-  // milliseconds for r = 256); with the matrix order n (at least 2r), the update too, on the
-  // application's layout (tens of milliseconds). KernelModel fits these over
-  // several sizes.
+  // milliseconds for r = 256); with the matrix order n (at least 2r), the update and the row
+  // interchanges on the application's layout (tens of milliseconds), and the panel factorization on
+  // a panel as tall as the run's on average. KernelModel fits these over several sizes.
   static Kernels measure(int r, int n = 0);
   const KernelTimes& times() const noexcept { return times_; }
 
@@ -43,7 +47,8 @@ class Kernels {
   // the panel's first row. Returns 0, or the 1-based column whose pivot is exactly zero.
   int factor(int m, int r, double* a, int ld, int* ipiv) const;
   // Applies the row interchanges of ipiv (`pivots` of them, relative to `a`'s first row) to `columns`
-  // columns; charged as r of them over r columns scaled by both.
+  // columns; charged as r of them over r columns scaled by both, those beyond the first r at
+  // `swap_more` each.
   void swap(int columns, double* a, int ld, const int* ipiv, int pivots) const;
   // b = L⁻¹·b, L the unit lower triangle of the r×r block `l` (leading dimension ldl); b is r×columns.
   void solve(int r, int columns, const double* l, int ldl, double* b, int ld) const;

@@ -62,6 +62,7 @@ lu::KernelTimes scaled(lu::KernelTimes t, const std::string& text) {
                                {"update", &lu::KernelTimes::update}})
       if (kernel == name || kernel == "all") {
         t.*field *= factor;
+        if (field == &lu::KernelTimes::swap) t.swap_more *= factor;  // one kernel, dlaswp, charged in two parts
         known = true;
       }
     if (!known)
