@@ -33,6 +33,14 @@ std::unique_ptr<dps::Application> application(bool simulated, dps::sim::SimOptio
   return std::make_unique<dps::Application>(std::make_unique<dps::sim::SimBackend>(model, options));
 }
 
+// The owner variant's prediction for n = 256, r = 32 on 2 nodes, charging these kernel times.
+double owner_predicted(lu::KernelTimes t) {
+  auto app = application(true, {.pdexec = true, .noalloc = true, .nodes = 2});
+  lu::set_kernels(lu::Kernels(t));
+  return lu::run(*app, Options{.n = 256, .r = 32, .variant = lu::Variant::Owner, .check = false}.resolved(app->nodes()))
+      .seconds;
+}
+
 // dgetrf's factors and pivots of the matrix `o` describes.
 lu::Factored lapack(const Options& o) {
   lu::Factored f{o.n, dps::LargeArray<double>(static_cast<std::size_t>(o.n) * o.n), dps::LargeArray<int>(o.n)};
@@ -191,16 +199,10 @@ TEST(LuKernelModel, TheUpdateIsMeasuredOnTheMatrixLayoutAndChargedAsSuch) {
 
   // Charged: the owner variant's updates cost what the update says (with every other kernel free, 10 ms
   // dearer lengthens the prediction by at least one); a file without an update charges multiply's.
-  const auto predicted = [](lu::KernelTimes t) {
-    auto app = application(true, {.pdexec = true, .noalloc = true, .nodes = 2});
-    lu::set_kernels(lu::Kernels(t));
-    return lu::run(*app, Options{.n = 256, .r = 32, .variant = lu::Variant::Owner, .check = false}.resolved(app->nodes()))
-        .seconds;
-  };
-  const double free = predicted({.r = 32});
-  EXPECT_GE(predicted({.r = 32, .update = 0.01}), free + 0.01);
-  EXPECT_GE(predicted({.r = 32, .multiply = 0.01}), free + 0.01) << "no update measured: charged as multiply";
-  EXPECT_LT(predicted({.r = 32, .multiply = 0.01, .update = 1e-9}), free + 0.001) << "measured: multiply's is not charged";
+  const double free = owner_predicted({.r = 32});
+  EXPECT_GE(owner_predicted({.r = 32, .update = 0.01}), free + 0.01);
+  EXPECT_GE(owner_predicted({.r = 32, .multiply = 0.01}), free + 0.01) << "no update measured: charged as multiply";
+  EXPECT_LT(owner_predicted({.r = 32, .multiply = 0.01, .update = 1e-9}), free + 0.001) << "measured: multiply's is not charged";
   lu::set_kernels(lu::Kernels(lu::KernelTimes{}));
 }
 
@@ -230,17 +232,11 @@ TEST(LuKernelModel, TheSwapsBeyondTheFirstRPivotsOnABlockAreChargedApart) {
   // Charged, every other kernel free: the deferred interchanges of n = 256, r = 32 on 2 stripes
   // end the run, node 0's first block taking 7 × 32 pivots at once; each beyond the first 32 costs
   // swap_more, the first 32 on r columns swap's.
-  const auto predicted = [](lu::KernelTimes t) {
-    auto app = application(true, {.pdexec = true, .noalloc = true, .nodes = 2});
-    lu::set_kernels(lu::Kernels(t));
-    return lu::run(*app, Options{.n = 256, .r = 32, .variant = lu::Variant::Owner, .check = false}.resolved(app->nodes()))
-        .seconds;
-  };
-  const double free = predicted({.r = 32});
-  EXPECT_GE(predicted({.r = 32, .swap_more = 0.001}), free + 6 * 32 * 0.001 - 1e-9) << "the first block's 6 x 32 further pivots";
-  const double unmeasured = predicted({.r = 32, .swap = 0.01});
+  const double free = owner_predicted({.r = 32});
+  EXPECT_GE(owner_predicted({.r = 32, .swap_more = 0.001}), free + 6 * 32 * 0.001 - 1e-9) << "the first block's 6 x 32 further pivots";
+  const double unmeasured = owner_predicted({.r = 32, .swap = 0.01});
   EXPECT_GE(unmeasured, free + 7 * 0.01) << "the first block's deferred interchanges, every pivot at swap's";
-  EXPECT_LT(predicted({.r = 32, .swap = 0.01, .swap_more = 1e-9}), unmeasured - 5 * 0.01)
+  EXPECT_LT(owner_predicted({.r = 32, .swap = 0.01, .swap_more = 1e-9}), unmeasured - 5 * 0.01)
       << "measured: the further pivots are not charged at swap's";
   lu::set_kernels(lu::Kernels(lu::KernelTimes{}));
 }

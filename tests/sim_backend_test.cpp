@@ -218,6 +218,17 @@ TEST(SimBackend, AnUrgentOperationsThreadTakesTheNextWorkerBeforeTheParkedOnes) 
   }
 }
 
+// Each operation's steps in a trace: the time they spanned, and how many there were.
+std::pair<std::map<std::string, double>, std::map<std::string, int>> spans_of(const MemoryTrace& trace) {
+  std::map<std::string, double> busy;
+  std::map<std::string, int> steps;
+  for (const auto& step : trace.steps()) {
+    busy[step.operation] += step.end - step.start;
+    ++steps[step.operation];
+  }
+  return {busy, steps};
+}
+
 // A step writes what it sends to other nodes itself, as the runtime's do: each such message's own CPU
 // (cpu_per_message) lengthens the step that sends it, and only its receiver pays it beside the steps.
 // Node 0 splits 50 into 5 pieces for node 1, whose leaves send the results back; the merge's output
@@ -235,12 +246,7 @@ TEST(SimBackend, AStepPaysTheCpuOfWhatItSendsToOtherNodes) {
   auto graph = s.app->graph(op<Pieces<>>(master).named("split") >> op<AddRange<>>(adders).named("add") >>
                             op<SumPartials<>>(master).named("merge"));
   EXPECT_EQ(graph.call(Range{0, 50}).get().sum, 1225);
-  std::map<std::string, double> busy;
-  std::map<std::string, int> steps;
-  for (const auto& step : trace.steps()) {
-    busy[step.operation] += step.end - step.start;
-    ++steps[step.operation];
-  }
+  auto [busy, steps] = spans_of(trace);
   std::map<NodeId, int> sent;  // by the sending node: every message here is sent by a step
   for (const auto& t : trace.transfers()) ++sent[t.from];
   EXPECT_EQ(steps["add"], 5);
@@ -268,12 +274,7 @@ TEST(SimBackend, AStepPaysTheRuntimesHandlingOfWhatItPostsOnItsOwnNode) {
   const double start = s.app->now();
   EXPECT_EQ(graph.call(Range{0, 50}).get().sum, 1225);
   const double took = s.app->now() - start;
-  std::map<std::string, double> busy;
-  std::map<std::string, int> steps;
-  for (const auto& step : trace.steps()) {
-    busy[step.operation] += step.end - step.start;
-    ++steps[step.operation];
-  }
+  auto [busy, steps] = spans_of(trace);
   EXPECT_TRUE(trace.transfers().empty());
   EXPECT_EQ(steps["add"], 5);
   EXPECT_NEAR(busy["split"], 5e-3, 1e-12) << "its 5 pieces";
