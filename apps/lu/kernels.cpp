@@ -131,20 +131,17 @@ std::pair<double, double> swap_seconds(const Kernels& direct, int r, int n) {
   std::vector<int> ipiv(static_cast<std::size_t>(n - r));
   for (int i = 0; i < n - r; ++i) ipiv[static_cast<std::size_t>(i)] = i + 1 + static_cast<int>(random() % (n - r - i));
   std::size_t at = 0;
-  const auto timed = [&](int pivots) {
-    return typical_seconds([&] {
-      if (at + width > columns) at = 0;
-      direct.swap(r, stripe.data() + at * ld, n, ipiv.data(), pivots);
-      at += width;
-    });
-  };
-  const double first = timed(r);
-  if (n <= 2 * r) return {first, 0.0};
-  std::vector<double> further;
-  for (int k = 0; k < 7; ++k) {
+  const auto next_block = [&] {  // columns not touched since the last lap over the stripe
     if (at + width > columns) at = 0;
     double* block = stripe.data() + at * ld;
     at += width;
+    return block;
+  };
+  const double first = typical_seconds([&] { direct.swap(r, next_block(), n, ipiv.data(), r); });
+  if (n <= 2 * r) return {first, 0.0};
+  std::vector<double> further;
+  for (int k = 0; k < 7; ++k) {
+    double* block = next_block();
     direct.swap(r, block, n, ipiv.data(), r);
     const auto start = std::chrono::steady_clock::now();
     LAPACKE_dlaswp_work(LAPACK_COL_MAJOR, r, block, n, r + 1, n - r, ipiv.data(), 1);

@@ -411,12 +411,9 @@ int main(int argc, char** argv) {
     const auto nodes = static_cast<long>(app.nodes());
     auto master = app.threads<dps::Stateless>("master", 1);
     auto probes = app.threads<dps::Stateless>("probes", app.nodes());  // probe i on node i
-    auto by_target = [](const Blob& b) { return static_cast<std::size_t>(b.target); };
-    auto stream = app.graph(dps::op<Emit>(master).window(1) >> dps::op<Echo>(probes, by_target) >> dps::op<Count>(master));
-    auto sample = app.graph(dps::op<Forward>(master) >>
-                            dps::op<Measure>(probes, [](const Probe& p) { return static_cast<std::size_t>(p.target); }) >>
-                            dps::op<Return>(master));
-    auto on_target = [](const auto& o) { return static_cast<std::size_t>(o.target); };
+    auto on_target = [](const auto& o) { return static_cast<std::size_t>(o.target); };  // probe k on node k
+    auto stream = app.graph(dps::op<Emit>(master).window(1) >> dps::op<Echo>(probes, on_target) >> dps::op<Count>(master));
+    auto sample = app.graph(dps::op<Forward>(master) >> dps::op<Measure>(probes, on_target) >> dps::op<Return>(master));
     auto local = app.graph(dps::op<Scatter>(probes, on_target) >> dps::op<Bounce>(probes, on_target) >>
                            dps::op<Gather>(probes, on_target));
 
