@@ -306,7 +306,7 @@ TEST(SimEngine, CommunicationCpuPerTransferOrPerLink) {
   for (const bool per_link : {false, true}) {
     ClusterModel m = star(3);
     m.network.cpu_per_send = 0.25;
-    m.network.cpu_per_link = per_link;
+    m.network.cpu_per = per_link ? CommCpu::Link : CommCpu::Transfer;
     Engine engine(m);
     Clock clock(engine);
     const double s = 1.25e7;  // alone 0.1 s; two share node 0's link: both end at l + 0.2 s
@@ -332,6 +332,88 @@ TEST(SimEngine, CommunicationCpuLengthensAConcurrentStep) {
   const double t = kLatency + s / kBandwidth;
   expect_near_relative(clock.ended.at(2), t);
   expect_near_relative(clock.ended.at(1), t + (1.0 - 0.5 * t));  // 0.5 t of work done during the transfer
+}
+
+// cpu_per byte: a step and a transfer between two nodes of one single-core host share its core. The
+// transfer needs half a core at each end at full bandwidth, so at level t the step uses t and the
+// transfer 2t of the core: t = 1/3, and the transfer goes at 2/3 of the link (0.3 s instead of 0.2).
+// Per link, the transfer took the whole core from its start, at full bandwidth, and the step waited.
+TEST(SimEngine, WithCpuPerByteStepsAndTransfersShareAHostsCoresAndTheTransfersSlowDown) {
+  const double s = 0.2 * kBandwidth;
+  for (const CommCpu per : {CommCpu::Byte, CommCpu::Link}) {
+    ClusterModel m = star(2);
+    m.groups[0].nodes_per_host = 2;
+    m.network.cpu_per_send = m.network.cpu_per_receive = 0.5;
+    m.network.cpu_per = per;
+    Engine engine(m);
+    Clock clock(engine);
+    engine.compute(0, 1.0, {&clock, 1});
+    engine.transfer(0, 1, s, {&clock, 2});
+    while (engine.step()) {}
+    if (per == CommCpu::Byte) {
+      expect_near_relative(clock.ended.at(2), kLatency + 0.3);
+      // A whole core over the latency, a third over the transfer, then a whole core again.
+      expect_near_relative(clock.ended.at(1), 1.2);
+      const double end = engine.now();
+      expect_near_relative(engine.usage().at(0, Usage::CommCores).total(end), 0.5 * 0.2);  // half a core per link-second
+      expect_near_relative(engine.usage().at(1, Usage::LinkIn).total(end), 0.2);
+    } else {
+      expect_near_relative(clock.ended.at(2), kLatency + 0.2);
+      expect_near_relative(clock.ended.at(1), 1.2 + kLatency);
+    }
+  }
+}
+
+// cpu_per byte: a transfer held to half its link by its destination's (two senders into node 2) uses
+// half the CPU at its source, where a step runs: 0.25 of node 0's core, the step 0.75. Per link it
+// took 0.5 from its start, latency included.
+TEST(SimEngine, WithCpuPerByteATransferSlowedElsewhereTakesLessCpuFromTheStepsAtItsSource) {
+  const double s = 0.1 * kBandwidth;  // 0.2 s at half the link
+  for (const CommCpu per : {CommCpu::Byte, CommCpu::Link}) {
+    ClusterModel m = star(3);
+    m.network.cpu_per_send = 0.5;
+    m.network.cpu_per = per;
+    Engine engine(m);
+    Clock clock(engine);
+    engine.compute(0, 1.0, {&clock, 1});
+    engine.transfer(0, 2, s, {&clock, 2});
+    engine.transfer(1, 2, s, {&clock, 3});
+    while (engine.step()) {}
+    expect_near_relative(clock.ended.at(2), kLatency + 0.2);
+    expect_near_relative(clock.ended.at(3), kLatency + 0.2);
+    expect_near_relative(clock.ended.at(1), per == CommCpu::Byte ? 1.05 : 1.1 + 0.5 * kLatency);
+  }
+}
+
+// Without communication CPU, cpu_per byte is the star's max-min sharing, and steps share cores as
+// they always do.
+TEST(SimEngine, WithCpuPerByteAndNoCommunicationCpuTransfersShareTheStarMaxMin) {
+  ClusterModel m = star(12, Sharing::MaxMin);
+  m.network.cpu_per = CommCpu::Byte;
+  expect_matches_reference(Sharing::MaxMin, busy_traffic, 12, &m);
+}
+
+// cpu_per byte: a host out of quota stops its steps and the transfers to and from it. A quarter of
+// a core per 4 ms: the step alone runs 1 ms per period; the transfer into the host, at a core's
+// bandwidth there, moves only while the host has budget, sharing it with the step.
+TEST(SimEngine, WithCpuPerByteAHostOutOfQuotaStopsItsTransfersToo) {
+  ClusterModel m = star(2);
+  m.groups[0].quota = 0.25;
+  m.groups[0].quota_period = 0.004;
+  m.network.cpu_per = CommCpu::Byte;
+  m.network.cpu_per_receive = 1.0;
+  Engine engine(m);
+  Clock clock(engine);
+  engine.compute(0, 0.0025, {&clock, 0});
+  while (engine.step()) {}
+  EXPECT_NEAR(clock.ended.at(0), 0.0085, 1e-8);  // as under the default rule: 0-1, 4-5, 8-8.5 ms
+  // Node 1's host, idle so far, has its periods end at 0.618 of one, then every 4 ms: 2.47, 6.47,
+  // 10.47 ms. The bytes flow from 8.6 ms at the link's bandwidth, a core's worth there, for the 1 ms
+  // the budget lasts; then wait for the period that ends at 10.47 ms to begin the second millisecond.
+  const double phase = 0.004 * 0.6180339887498949;
+  engine.transfer(0, 1, 0.002 * kBandwidth, {&clock, 1});
+  while (engine.step()) {}
+  EXPECT_NEAR(clock.ended.at(1), phase + 2 * 0.004 + 0.001, 1e-8);
 }
 
 TEST(SimEngine, SameInputsSameEventsAtTheSameTimes) {

@@ -74,6 +74,13 @@ TEST(SimModel, OverridesChangeFieldsBeforeTheyAreChecked) {
   EXPECT_EQ(error_of(kGood, {"groups.5.count=1"}), "cluster.json: override 'groups.5.count=1' indexes past the end of a list");
   EXPECT_EQ(error_of(kGood, {"latency"}), "cluster.json: override 'latency' must be PATH=VALUE, e.g. network.latency_us=2");
   EXPECT_EQ(ClusterModel::defaults({"groups.0.count=8"}).node_count(), 8u);
+  const ClusterModel bytes = ClusterModel::parse(kGood, "cluster.json", {"network.cpu_per=byte"});
+  EXPECT_EQ(bytes.network.cpu_per, CommCpu::Byte);
+  EXPECT_EQ(ClusterModel::parse(bytes.to_json()).network.cpu_per, CommCpu::Byte) << "written as read";
+  EXPECT_EQ(error_of(kGood, {"network.cpu_per=bytes"}),
+            R"(cluster.json: network.cpu_per must be "transfer", "link" or "byte", got "bytes")");
+  EXPECT_EQ(error_of(kGood, {"network.cpu_per=byte", R"(network.topology={"kind": "mesh", "width": 3, "height": 2})"}),
+            R"(cluster.json: network.cpu_per "byte" needs a star network)");
 }
 
 TEST(SimModel, EveryBadModelNamesItsField) {

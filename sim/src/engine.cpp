@@ -3,6 +3,7 @@
 
 #include "indexed_heap.hpp"
 #include "network/network.hpp"
+#include "progressive_filling.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -64,6 +65,7 @@ Engine::Engine(ClusterModel model) : model_(std::move(model)) {
   usage_.resize(nodes_.size());
   queue_ = std::make_unique<Queue>(*this);
   network_ = network::make(model_, nodes_.size(), usage_, *queue_);
+  if (per_byte()) sharing_ = std::make_unique<ProgressiveFilling>();
 }
 
 Engine::~Engine() = default;
@@ -115,11 +117,11 @@ void Engine::add_computation(Kind kind, VNode node, double work, Completion done
 
 // A message has arrived: with a receive cost, it waits its turn on the node's network thread.
 bool Engine::arrive(VNode node, double bytes, Completion done) {
-  const double per_byte = model_.network.cpu_per_received_byte;
-  if (per_byte <= 0) return false;
+  const double unpack_per_byte = model_.network.cpu_per_received_byte;
+  if (unpack_per_byte <= 0) return false;
   Node& n = nodes_[node];
   if (!n.unpacking && bytes == 0) return false;  // nothing to unpack and nothing before it
-  n.arrivals.push_back({bytes * per_byte, done});
+  n.arrivals.push_back({bytes * unpack_per_byte, done});
   if (!n.unpacking) unpack_next(node);
   return true;
 }
@@ -164,6 +166,7 @@ void Engine::start_transfer(VNode from, VNode to, double bytes, double latency, 
   heap_place(id);
   ++nodes_.at(from).sending;
   ++nodes_.at(to).receiving;
+  if (per_byte()) return;  // its CPU follows its bytes, which have not begun to flow
   if (model_.network.cpu_per_send > 0) reshare_cpu(from);
   if (model_.network.cpu_per_receive > 0) reshare_cpu(to);
 }
@@ -183,7 +186,13 @@ bool Engine::step() {
   heap_erase(id);
   if (a.kind == Kind::Latency && a.remaining > 0) {
     a.kind = Kind::Flow;
-    network_->start(id, a.from, a.to, a.remaining, a.seq, now_);
+    if (per_byte()) {
+      a.updated = now_;
+      list_add(flows_, a.at_from, id);
+      reshare_bytes();
+    } else {
+      network_->start(id, a.from, a.to, a.remaining, a.seq, now_);
+    }
   } else if (a.kind == Kind::Network) {
     end(network_->due(a.from));  // the link's first flow
   } else if (a.kind == Kind::Quota) {
@@ -219,13 +228,19 @@ void Engine::end(ActionId id) {
     }
     case Kind::Flow:
     case Kind::Latency: {
-      if (a.kind == Kind::Flow) network_->end(id, now_);
+      const bool flowed = a.kind == Kind::Flow;
+      if (flowed && per_byte()) list_remove(flows_, a.at_from);
+      else if (flowed) network_->end(id, now_);
       const double bytes = a.bytes;
       free(id);
       --nodes_[from].sending;
       --nodes_[to].receiving;
-      if (model_.network.cpu_per_send > 0) reshare_cpu(from);
-      if (model_.network.cpu_per_receive > 0) reshare_cpu(to);
+      if (per_byte()) {
+        if (flowed) reshare_bytes();
+      } else {
+        if (model_.network.cpu_per_send > 0) reshare_cpu(from);
+        if (model_.network.cpu_per_receive > 0) reshare_cpu(to);
+      }
       if (model_.network.cpu_per_message > 0) compute(to, model_.network.cpu_per_message, {});
       if (model_.network.fifo) {  // the next message on the pair; its latency ran while it waited
         Connection& c = connections_[std::uint64_t{from} << 32 | to];
@@ -267,7 +282,7 @@ void Engine::set_rate(ActionId id, double rate) {
 // --- CPU: steps share the cores transfers leave them ---
 
 double Engine::comm_cores(const Node& n) const noexcept {
-  const bool per_link = model_.network.cpu_per_link;
+  const bool per_link = model_.network.cpu_per != CommCpu::Transfer;
   const double sending = per_link ? std::min(1.0, static_cast<double>(n.sending)) : n.sending;
   const double receiving = per_link ? std::min(1.0, static_cast<double>(n.receiving)) : n.receiving;
   return std::min<double>(n.cores, model_.network.cpu_per_send * sending + model_.network.cpu_per_receive * receiving);
@@ -277,6 +292,7 @@ double Engine::comm_cores(const Node& n) const noexcept {
 // nodes (the OS shares a machine among its processes' threads), each step at most one core and each
 // node within its own cores.
 void Engine::reshare_cpu(VNode v) {
+  if (per_byte()) return reshare_bytes();
   Host& host = hosts_[nodes_[v].host];
   const VNode end = host.first + host.count;
   if (host.quota > 0) spend_quota(host);
@@ -298,6 +314,82 @@ void Engine::reshare_cpu(VNode v) {
     usage_.set(u, Usage::CommCores, now_, own + unpacking);
     host.burn += k * share + (host.throttled ? 0.0 : own);
   }
+  schedule_quota(host);
+}
+
+// cpu_per byte: one max-min over the hosts' and nodes' cores and the nodes' links. A step grows to a
+// core at most; a transfer uses its two links and, per byte, cpu_per_send / bandwidth of a core at its
+// source and cpu_per_receive / bandwidth at its destination. A transfer's level is its busier end's
+// share of a core (at level 1 it is a thread of that end busy copying), so a host shares its cores
+// among steps and transfers as among threads. A host out of quota has no cores: its steps and the
+// transfers to and from it stop.
+void Engine::reshare_bytes() {
+  const NetworkModel& net = model_.network;
+  ProgressiveFilling& pf = *sharing_;
+  pf.clear();
+  solved_.clear();
+  const auto host_of = [&](VNode v) { return static_cast<ProgressiveFilling::Id>(nodes_[v].host); };
+  const auto node_of = [&](VNode v) { return static_cast<ProgressiveFilling::Id>(hosts_.size() + v); };
+  const auto link_of = [&](VNode v, bool in) { return static_cast<ProgressiveFilling::Id>(hosts_.size() + nodes_.size() + 2 * v + in); };
+  for (Host& h : hosts_) {
+    if (h.quota > 0) spend_quota(h);
+    pf.constraint(h.throttled ? 0.0 : h.cores);
+  }
+  for (const Node& n : nodes_) pf.constraint(n.cores);
+  for (std::size_t k = 0; k < 2 * nodes_.size(); ++k) pf.constraint(net.bandwidth);
+  for (VNode v = 0; v < nodes_.size(); ++v)
+    for (ActionId id : nodes_[v].running) {
+      const auto step = pf.variable(1.0, 1.0);
+      pf.use(step, node_of(v), 1.0);
+      pf.use(step, host_of(v), 1.0);
+      solved_.push_back(id);
+    }
+  const double send = net.cpu_per_send / net.bandwidth, receive = net.cpu_per_receive / net.bandwidth;
+  const double busier = std::max(net.cpu_per_send, net.cpu_per_receive);
+  for (ActionId id : flows_) {
+    const Action& a = actions_[id];
+    const auto flow = pf.variable(busier > 0 ? net.bandwidth / busier : net.bandwidth, ProgressiveFilling::kUnbounded);
+    pf.use(flow, link_of(a.from, false), 1.0);
+    pf.use(flow, link_of(a.to, true), 1.0);
+    for (const auto& [v, per] : {std::pair{a.from, send}, std::pair{a.to, receive}})
+      if (per > 0) {
+        pf.use(flow, node_of(v), per);
+        pf.use(flow, host_of(v), per);
+      }
+    solved_.push_back(id);
+  }
+  pf.solve();
+  // The rates, and what each node's cores and links are busy with from now on.
+  for (VNode v = 0; v < nodes_.size(); ++v) {
+    usage_.set(v, Usage::LinkOut, now_, pf.used(link_of(v, false)) / net.bandwidth);
+    usage_.set(v, Usage::LinkIn, now_, pf.used(link_of(v, true)) / net.bandwidth);
+  }
+  std::vector<double>& comm = comm_scratch_;
+  comm.assign(nodes_.size(), 0.0);
+  for (ProgressiveFilling::Id k = 0; k < solved_.size(); ++k) {
+    const ActionId id = solved_[k];
+    Action& a = actions_[id];
+    const double value = pf.value(k);
+    if (a.kind == Kind::Flow) {
+      set_rate(id, value);
+      comm[a.from] += value * send;
+      comm[a.to] += value * receive;
+    } else {
+      set_rate(id, nodes_[a.from].speed * value);
+      if (a.kind == Kind::Unpack) comm[a.from] += value;
+    }
+  }
+  for (VNode v = 0; v < nodes_.size(); ++v) {
+    usage_.set(v, Usage::StepCores, now_, std::max(0.0, pf.used(node_of(v)) - comm[v]));
+    usage_.set(v, Usage::CommCores, now_, comm[v]);
+  }
+  for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
+    hosts_[h].burn = pf.used(h);
+    schedule_quota(hosts_[h]);
+  }
+}
+
+void Engine::schedule_quota(Host& host) {
   if (host.quota == 0) return;
   // The next quota event: the budget spent at this burn, or the period's end (which refills it).
   Action& e = actions_[host.event];

@@ -184,8 +184,9 @@ ClusterModel check(const json& root, const Reader& r) {
   }
   if (n.contains("cpu_per")) {
     const json& c = n["cpu_per"];
-    if (c != "transfer" && c != "link") r.fail("network.cpu_per", "must be \"transfer\" or \"link\", got " + c.dump());
-    m.network.cpu_per_link = c == "link";
+    if (c != "transfer" && c != "link" && c != "byte")
+      r.fail("network.cpu_per", "must be \"transfer\", \"link\" or \"byte\", got " + c.dump());
+    m.network.cpu_per = c == "link" ? CommCpu::Link : c == "byte" ? CommCpu::Byte : CommCpu::Transfer;
   }
   if (n.contains("topology")) {
     const json& t = n["topology"];
@@ -247,6 +248,8 @@ ClusterModel check(const json& root, const Reader& r) {
   for (std::size_t i = 0; i < m.groups.size(); ++i)
     if (m.groups[i].segment >= 0 && m.network.topology != Topology::Segments)
       r.fail("groups[" + std::to_string(i) + "].segment", "needs the segments topology");
+  if (m.network.cpu_per == CommCpu::Byte && m.network.topology != Topology::Star)
+    r.fail("network.cpu_per", "\"byte\" needs a star network");
   for (std::size_t i = 0; i < m.groups.size(); ++i)
     if (m.groups[i].bandwidth > 0 && m.network.topology == Topology::Star)
       r.fail("groups[" + std::to_string(i) + "].bandwidth_MBps", "needs a mesh or segments topology: a star's links all have the network's");
@@ -325,7 +328,7 @@ std::string ClusterModel::to_json() const {
         {"cpu_per_receive", network.cpu_per_receive},
         {"header_bytes", network.header_bytes},
         {"connections", network.fifo ? "fifo" : "flows"},
-        {"cpu_per", network.cpu_per_link ? "link" : "transfer"}}}};
+        {"cpu_per", network.cpu_per == CommCpu::Link ? "link" : network.cpu_per == CommCpu::Byte ? "byte" : "transfer"}}}};
   json out = root;
   if (network.cpu_per_message > 0) out["network"]["cpu_per_message_us"] = tidy(network.cpu_per_message * 1e6);
   if (network.cpu_per_received_byte > 0)

@@ -529,7 +529,7 @@ int main(int argc, char** argv) {
     model.groups = group(samples, model_speeds, quotas);
     model.network.latency = round_to(median(latency), 3);
     model.network.fifo = true;          // measured over TCP: one connection per node pair,
-    model.network.cpu_per_link = true;  // whose CPU follows the bytes on the link
+    model.network.cpu_per = dps::sim::CommCpu::Link;  // whose CPU follows the bytes on the link
     model.network.bandwidth = round_to(median(bandwidth), 3);
     model.network.cpu_per_send = round_to(median(send), 2);
     model.network.cpu_per_receive = round_to(median(receive), 2);

@@ -12,6 +12,10 @@
 //     node, in arrival order, as a node process's one network thread reads them, beside the steps;
 //   - a transfer waits out the latency, then its bytes flow at a rate set by the sharing of the
 //     source's outgoing and the destination's incoming bandwidth (equal shares, or max-min);
+//   - with "cpu_per": "byte", a transfer's CPU follows the bytes it moves instead, and the steps and
+//     transfers share the hosts' cores and the links in one max-min (progressive_filling.hpp): a
+//     transfer goes no faster than the CPU it gets at each end lets it, as an OS shares its cores
+//     among the threads that compute and those that copy to and from sockets;
 //   - with fifo connections, a node pair's messages go one after another, as on one TCP connection,
 //     but for urgent ones, which pass the bulk messages waiting (dps/lane.hpp).
 // Deterministic: events at equal times run in the order their actions started. How transfers share
@@ -43,6 +47,7 @@ namespace dps::sim {
 namespace network {
 class Model;
 }
+class ProgressiveFilling;
 
 using VNode = std::uint32_t;  // a virtual node: 0 .. size() - 1, in the model's group order
 
@@ -124,7 +129,7 @@ class Engine {
     double finish = kNever;
     std::uint64_t seq = 0;      // start order: breaks ties between equal finish times
     std::uint32_t heap_at = kNone;
-    std::uint32_t at_from = kNone;  // compute: in its node's list
+    std::uint32_t at_from = kNone;  // compute: in its node's list; flow (cpu_per byte): in flows_
     Completion done;
   };
 
@@ -173,6 +178,9 @@ class Engine {
   void settle(Action& a) const noexcept;  // remaining as of now
   void end(ActionId id);
   void reshare_cpu(VNode node);  // and of the nodes sharing its host
+  void reshare_bytes();          // cpu_per byte: every step's and transfer's rate, at once
+  bool per_byte() const noexcept { return model_.network.cpu_per == CommCpu::Byte; }
+  void schedule_quota(Host& host);  // its next quota event, at its burn as of now
   void spend_quota(Host& host);  // the budget as of now
   void quota_event(std::uint32_t host);
   double comm_cores(const Node& n) const noexcept;
@@ -212,6 +220,12 @@ class Engine {
   class Queue;  // the heap as the network model sees it (engine.cpp)
   std::unique_ptr<Queue> queue_;
   std::unique_ptr<network::Model> network_;  // the model's sharing of the links (src/network/)
+  // cpu_per byte: the transfers in their bandwidth phase, which the engine runs itself, and the
+  // system their rates and the steps' are solved in.
+  std::vector<ActionId> flows_;
+  std::unique_ptr<ProgressiveFilling> sharing_;
+  std::vector<ActionId> solved_;  // by variable: the action it is the rate of
+  std::vector<double> comm_scratch_;  // by node: the cores its transfers and unpacking use
 };
 
 }  // namespace dps::sim

@@ -51,6 +51,8 @@ class ModelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+enum class CommCpu : std::uint8_t { Transfer, Link, Byte };
+
 enum class Sharing {
   Equal,   // each of a link's n transfers gets bandwidth / n (Schaeli et al., §4)
   MaxMin,  // max-min fairness by progressive filling (what SimGrid does)
@@ -117,9 +119,15 @@ struct NetworkModel {
   Sharing sharing = Sharing::Equal;
   double cpu_per_send = 0.0;     // fraction of a core used by each concurrent outgoing transfer
   double cpu_per_receive = 0.0;  // ... and by each concurrent incoming one
-  // true: those fractions are per direction of a node's link in use, however many transfers share
-  // it (the CPU follows the bytes, as with TCP); false: per transfer (Schaeli et al., §4).
-  bool cpu_per_link = false;
+  // What those fractions are of:
+  //   Transfer: each transfer in progress, its CPU taken first, the steps sharing what is left
+  //             (Schaeli et al., §4);
+  //   Link:     each direction of a node's link in use, however many transfers share it;
+  //   Byte:     the link's full bandwidth: a transfer's CPU follows the bytes it moves, and the
+  //             transfers and steps of a host share its cores max-min, a transfer going no faster
+  //             than the CPU it gets at each end lets it (an OS sharing its cores among the threads
+  //             that compute and those that copy to and from sockets). Star networks only.
+  CommCpu cpu_per = CommCpu::Transfer;
   double header_bytes = 0.0;     // added to every message between nodes
   // true: one connection per node pair, as TCP: a message waits for the one before it on its pair
   // (and its latency overlaps that wait). false: every message is a flow of its own (SimGrid's model).
