@@ -356,6 +356,7 @@ TEST(SimEngine, WithCpuPerByteStepsAndTransfersShareAHostsCoresAndTheTransfersSl
       expect_near_relative(clock.ended.at(1), 1.2);
       const double end = engine.now();
       expect_near_relative(engine.usage().at(0, Usage::CommCores).total(end), 0.5 * 0.2);  // half a core per link-second
+      expect_near_relative(engine.usage().at(0, Usage::StepCores).total(end), 1.0);  // the step's work, at speed 1
       expect_near_relative(engine.usage().at(1, Usage::LinkIn).total(end), 0.2);
     } else {
       expect_near_relative(clock.ended.at(2), kLatency + 0.2);
@@ -383,6 +384,30 @@ TEST(SimEngine, WithCpuPerByteATransferSlowedElsewhereTakesLessCpuFromTheStepsAt
     expect_near_relative(clock.ended.at(3), kLatency + 0.2);
     expect_near_relative(clock.ended.at(1), per == CommCpu::Byte ? 1.05 : 1.1 + 0.5 * kLatency);
   }
+}
+
+// cpu_per byte: a receiver that needs two cores to take the link's full bandwidth takes half of it on
+// its one core; with a step there too, they share the core at level 1/2: the step half a core, the
+// transfer a quarter of the link (0.4 s for what takes 0.1 s alone).
+TEST(SimEngine, WithCpuPerByteAReceiversCpuHoldsItsTransfersBack) {
+  const double s = 0.1 * kBandwidth;
+  ClusterModel m = star(2);
+  m.network.cpu_per_receive = 2.0;
+  m.network.cpu_per = CommCpu::Byte;
+  {
+    Engine engine(m);
+    Clock clock(engine);
+    engine.transfer(0, 1, s, {&clock, 1});
+    while (engine.step()) {}
+    expect_near_relative(clock.ended.at(1), kLatency + 0.2);
+  }
+  Engine engine(m);
+  Clock clock(engine);
+  engine.compute(1, 1.0, {&clock, 1});
+  engine.transfer(0, 1, s, {&clock, 2});
+  while (engine.step()) {}
+  expect_near_relative(clock.ended.at(2), kLatency + 0.4);
+  expect_near_relative(clock.ended.at(1), 1.2);
 }
 
 // Without communication CPU, cpu_per byte is the star's max-min sharing, and steps share cores as

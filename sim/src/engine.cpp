@@ -393,6 +393,8 @@ void Engine::schedule_quota(Host& host) {
   if (host.quota == 0) return;
   // The next quota event: the budget spent at this burn, or the period's end (which refills it).
   Action& e = actions_[host.event];
+  // Spent already, its event a hair late on the way: a reshare meanwhile must not push it later.
+  if (host.budget == 0 && !host.throttled && e.heap_at != kNone && e.finish <= now_ + 1e-9 * host.period) return;
   // A hair late (10^-9 of a period), so that a step ending as the budget does ends first, not a period later.
   const double spent = host.burn > 0 && !host.throttled ? now_ + host.budget / host.burn + 1e-9 * host.period : kNever;
   const double next = std::min(spent, host.period_end);

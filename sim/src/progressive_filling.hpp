@@ -42,9 +42,12 @@ class ProgressiveFilling {
     variables_.push_back({speed, bound});
     return static_cast<Id>(variables_.size() - 1);
   }
-  // Each unit of the variable uses `coefficient` of the constraint's capacity.
-  void use(Id variable, Id constraint, double coefficient) { uses_.push_back({variable, constraint, coefficient}); }
+  // Each unit of the variable uses `coefficient` of the constraint's capacity (none: no use).
+  void use(Id variable, Id constraint, double coefficient) {
+    if (coefficient > 0) uses_.push_back({variable, constraint, coefficient});
+  }
 
+  // Every variable's value; one that nothing limits is unbounded.
   void solve() {
     index();
     for (const Use& u : uses_) {
@@ -59,7 +62,11 @@ class ProgressiveFilling {
         if (c.unfixed > 0 && c.rate > 0) step = std::min(step, std::max(0.0, c.capacity - c.used) / c.rate);
       for (const Variable& v : variables_)
         if (!v.fixed && v.bound < kUnbounded) step = std::min(step, std::max(0.0, v.bound - v.value) / v.speed);
-      if (step == kUnbounded) break;  // what is left uses nothing that runs out
+      if (step == kUnbounded) {  // what is left uses nothing that runs out
+        for (Variable& v : variables_)
+          if (!v.fixed) v.value = kUnbounded;
+        break;
+      }
       for (Variable& v : variables_)
         if (!v.fixed) v.value += step * v.speed;
       for (Constraint& c : constraints_)
@@ -95,10 +102,10 @@ class ProgressiveFilling {
     double coefficient;
   };
 
-  // The uses grouped by variable and by constraint (counting sorts).
+  // A new solution: the uses grouped by variable and by constraint (counting sorts), nothing filled.
   void index() {
-    for (Constraint& c : constraints_) c.first = c.last = 0;
-    for (Variable& v : variables_) v.first = v.last = 0;
+    for (Constraint& c : constraints_) c = Constraint{c.capacity};
+    for (Variable& v : variables_) v = Variable{v.speed, v.bound};
     for (const Use& u : uses_) ++constraints_[u.constraint].last, ++variables_[u.variable].last;
     std::uint32_t at = 0;
     for (Constraint& c : constraints_) c.first = at, at += c.last, c.last = c.first;

@@ -126,7 +126,8 @@ struct NetworkModel {
   //   Byte:     the link's full bandwidth: a transfer's CPU follows the bytes it moves, and the
   //             transfers and steps of a host share its cores max-min, a transfer going no faster
   //             than the CPU it gets at each end lets it (an OS sharing its cores among the threads
-  //             that compute and those that copy to and from sockets). Star networks only.
+  //             that compute and those that copy to and from sockets). Star networks only; the
+  //             links are shared max-min, whatever `sharing` says.
   CommCpu cpu_per = CommCpu::Transfer;
   double header_bytes = 0.0;     // added to every message between nodes
   // true: one connection per node pair, as TCP: a message waits for the one before it on its pair
