@@ -256,6 +256,51 @@ TEST(SimBackend, AStepPaysTheCpuOfWhatItSendsToOtherNodes) {
   EXPECT_NEAR(busy["add"], sent[1] * 1e-3, 1e-12);
 }
 
+// A step copies what it sends to another node into the socket itself, as far as the socket's buffer
+// takes it (send_buffer, less what is still on its way on that connection), at cpu_per_send /
+// bandwidth per byte. Node 0's split posts 5 equal pieces for node 1 within a latency, so the buffer
+// of 2.5 pieces takes the first two whole, half the third, nothing of the others.
+TEST(SimBackend, AStepCopiesWhatItSendsIntoItsSocketsBufferAsFarAsTheBufferTakesIt) {
+  for (const double buffer : {0.0, 2.5}) {
+    SCOPED_TRACE("buffer of " + std::to_string(buffer) + " pieces");
+    ClusterModel model = cluster(2, 1e-2);
+    model.network.fifo = true;
+    model.network.cpu_per_send = 0.5;
+    Simulated probe(model, SimOptions{.pdexec = true, .nodes = 2});  // the pieces' size, with no buffer
+    MemoryTrace sizes;
+    probe.app->trace_to(&sizes);
+    auto probe_master = probe.app->threads<Stateless>("master", 1);
+    auto probe_adders = probe.app->threads<Stateless>("adders", 0);
+    probe_adders.add_on(1);
+    auto sized =
+        probe.app->graph(op<Pieces<>>(probe_master) >> op<AddRange<>>(probe_adders) >> op<SumPartials<>>(probe_master));
+    EXPECT_EQ(sized.call(Range{0, 50}).get().sum, 1225);
+    ASSERT_FALSE(sizes.transfers().empty());
+    const double piece = static_cast<double>(sizes.transfers().front().bytes);
+    model.network.send_buffer = buffer * piece;
+
+    Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
+    MemoryTrace trace;
+    s.app->trace_to(&trace);
+    auto master = s.app->threads<Stateless>("master", 1);
+    auto adders = s.app->threads<Stateless>("adders", 0);
+    adders.add_on(1);
+    auto graph = s.app->graph(op<Pieces<>>(master).named("split") >> op<AddRange<>>(adders).named("add") >>
+                              op<SumPartials<>>(master).named("merge"));
+    EXPECT_EQ(graph.call(Range{0, 50}).get().sum, 1225);
+    auto [busy, steps] = spans_of(trace);
+    int pieces = 0;
+    for (const auto& t : trace.transfers())
+      if (t.from == 0) {
+        EXPECT_EQ(static_cast<double>(t.bytes), piece);
+        ++pieces;
+      }
+    EXPECT_EQ(pieces, 5);
+    const double per_byte = 0.5 / model.network.bandwidth;
+    EXPECT_NEAR(busy["split"], std::min(buffer, 5.0) * piece * per_byte, 1e-15);
+  }
+}
+
 // A message between two threads of one node costs the step that posts it the runtime's handling
 // (cpu_per_local_message), and nothing at its receiver: here every message is local, the call's
 // result to main too, and no step has work of its own.

@@ -135,6 +135,28 @@ TEST(SimEngine, StepsOnTwoCoresRunSideBySideThenShare) {
   for (int tag : {1, 2, 3}) expect_near_relative(clock.ended.at(tag), 1.5);
 }
 
+// Time slicing: 3 steps on 2 cores take turns of 0.9 ms, each switch costing 0.1 ms, so the host
+// does 0.9 of its cores' work: 0.6 of a core each, until the short one ends at 0.5 s; then 2 steps
+// on 2 cores run side by side at full speed. Likewise when steps and transfers share cores per byte.
+TEST(SimEngine, MoreStepsThanCoresTakeTurnsAndTheSwitchesCostTheHost) {
+  for (const CommCpu per : {CommCpu::Link, CommCpu::Byte}) {
+    ClusterModel m = star(1);
+    m.groups[0].cores = 2;
+    m.groups[0].time_slice = 0.9e-3;
+    m.groups[0].context_switch = 0.1e-3;
+    m.network.cpu_per = per;
+    Engine engine(m);
+    Clock clock(engine);
+    engine.compute(0, 0.3, {&clock, 1});
+    engine.compute(0, 1.0, {&clock, 2});
+    engine.compute(0, 1.0, {&clock, 3});
+    while (engine.step()) {}
+    expect_near_relative(clock.ended.at(1), 0.5);
+    expect_near_relative(clock.ended.at(2), 0.5 + (1.0 - 0.3));
+    expect_near_relative(clock.ended.at(3), 0.5 + (1.0 - 0.3));
+  }
+}
+
 TEST(SimEngine, AHeterogeneousNodeRunsAStepAtHalfSpeed) {
   ClusterModel m = star(1);
   m.groups = {NodeGroup{"fast", 1, 1, 1.0}, NodeGroup{"slow", 1, 1, 0.5}};
@@ -264,7 +286,7 @@ TEST(SimEngine, AMessageCostsItsSenderAndItsReceiverCpu) {
   Clock after(charged);
   charged.compute(0, 1e-3, {&after, 0});
   charged.compute(1, 1e-3, {&after, 1});
-  charged.transfer(0, 1, 0.0, {&after, 2}, Lane::ordered, SenderCpu::Charged);
+  charged.transfer(0, 1, 0.0, {&after, 2}, Lane::ordered, SenderPaid{.message = true});
   while (charged.step()) {
   }
   expect_near_relative(after.ended.at(0), 1e-3);
@@ -332,6 +354,47 @@ TEST(SimEngine, CommunicationCpuLengthensAConcurrentStep) {
   const double t = kLatency + s / kBandwidth;
   expect_near_relative(clock.ended.at(2), t);
   expect_near_relative(clock.ended.at(1), t + (1.0 - 0.5 * t));  // 0.5 t of work done during the transfer
+}
+
+// A caller that copied half a message into the socket (the runtime's step, SenderPaid) leaves its
+// transfer half the sending CPU: 0.25 of node 0's core instead of 0.5, from its start per transfer and
+// per link, over its bytes' flow per byte. The step beside it runs at 0.75 instead of 0.5; with the
+// whole message paid, at full speed.
+TEST(SimEngine, ATransferChargesItsSourceTheSendingCpuOfTheBytesItsCallerDidNotCopy) {
+  const double s = 0.2 * kBandwidth;
+  for (const CommCpu per : {CommCpu::Transfer, CommCpu::Link, CommCpu::Byte})
+    for (const double paid : {0.0, 0.5, 1.0}) {
+      SCOPED_TRACE("cpu_per " + std::to_string(static_cast<int>(per)) + ", paid " + std::to_string(paid));
+      ClusterModel m = star(2);
+      m.network.cpu_per_send = 0.5;
+      m.network.cpu_per = per;
+      Engine engine(m);
+      Clock clock(engine);
+      engine.compute(0, 1.0, {&clock, 1});
+      engine.transfer(0, 1, s, {&clock, 2}, Lane::ordered, SenderPaid{.bytes = paid * s});
+      while (engine.step()) {}
+      const double used = 0.5 * (1 - paid), busy = per == CommCpu::Byte ? 0.2 : kLatency + 0.2;
+      expect_near_relative(clock.ended.at(2), kLatency + 0.2);
+      expect_near_relative(clock.ended.at(1), 1.0 + used * busy);
+    }
+}
+
+// Fifo connections: what a pair's messages still hold of its socket's buffer, until each arrives.
+TEST(SimEngine, AFifoConnectionHoldsItsMessagesBytesUntilTheyArrive) {
+  const double s = 1e6, t = s / kBandwidth;
+  for (const bool fifo : {false, true}) {
+    ClusterModel m = star(2);
+    m.network.fifo = fifo;
+    Engine engine(m);
+    Clock clock(engine);
+    for (std::uint64_t k = 1; k <= 3; ++k) engine.transfer(0, 1, s, {&clock, k});
+    EXPECT_EQ(engine.unsent(0, 1), fifo ? 3 * s : 0.0);
+    EXPECT_EQ(engine.unsent(1, 0), 0.0);
+    engine.advance_to(kLatency + 1.5 * t);  // fifo: the first one arrived, the second on its way
+    EXPECT_EQ(engine.unsent(0, 1), fifo ? 2 * s : 0.0);
+    while (engine.step()) {}
+    EXPECT_EQ(engine.unsent(0, 1), 0.0);
+  }
 }
 
 // cpu_per byte: a step and a transfer between two nodes of one single-core host share its core. The

@@ -10,10 +10,12 @@ namespace {
 
 const std::string kGood = R"({
   "groups": [ { "name": "fast", "count": 4, "cores": 2, "speed": 1.0, "workers": 3, "nodes_per_host": 2 },
-              { "name": "slow", "count": 2, "speed": 0.5, "quota": 0.25, "quota_period_us": 4000 } ],
+              { "name": "slow", "count": 2, "speed": 0.5, "quota": 0.25, "quota_period_us": 4000,
+                "time_slice_us": 3000, "context_switch_us": 20 } ],
   "network": { "latency_us": 1350, "bandwidth_MBps": 11.85, "sharing": "equal",
                "cpu_per_send": 0.1, "cpu_per_receive": 0.2, "cpu_per_message_us": 20,
-               "cpu_per_received_MB_us": 250, "cpu_per_local_message_us": 0.4 }
+               "cpu_per_received_MB_us": 250, "cpu_per_local_message_us": 0.4,
+               "send_buffer_bytes": 2500000 }
 })";
 
 std::string error_of(const std::string& json, const std::vector<std::string>& overrides = {}) {
@@ -51,6 +53,8 @@ TEST(SimModel, ReadsGroupsAndNetworkInSiUnits) {
   EXPECT_DOUBLE_EQ(ClusterModel::defaults().network.cpu_per_received_byte, 0.0) << "none by default";
   EXPECT_DOUBLE_EQ(m.network.cpu_per_local_message, 0.4e-6);
   EXPECT_DOUBLE_EQ(ClusterModel::defaults().network.cpu_per_local_message, 0.0) << "none by default";
+  EXPECT_DOUBLE_EQ(m.network.send_buffer, 2.5e6);
+  EXPECT_DOUBLE_EQ(ClusterModel::defaults().network.send_buffer, 0.0) << "the transfers pay all by default";
 }
 
 TEST(SimModel, WritesWhatItReads) {
@@ -64,6 +68,10 @@ TEST(SimModel, WritesWhatItReads) {
   EXPECT_DOUBLE_EQ(again.network.cpu_per_message, 20e-6);
   EXPECT_DOUBLE_EQ(again.network.cpu_per_received_byte, 250e-12);
   EXPECT_DOUBLE_EQ(again.network.cpu_per_local_message, 0.4e-6);
+  EXPECT_DOUBLE_EQ(again.network.send_buffer, 2.5e6);
+  EXPECT_DOUBLE_EQ(again.groups[1].time_slice, 3e-3);
+  EXPECT_DOUBLE_EQ(again.groups[1].context_switch, 20e-6);
+  EXPECT_DOUBLE_EQ(again.groups[0].context_switch, 0.0) << "none by default";
 }
 
 TEST(SimModel, OverridesChangeFieldsBeforeTheyAreChecked) {
@@ -71,6 +79,10 @@ TEST(SimModel, OverridesChangeFieldsBeforeTheyAreChecked) {
   EXPECT_EQ(m.network.sharing, Sharing::MaxMin);
   EXPECT_EQ(m.node_count(), 14u);
   EXPECT_EQ(error_of(kGood, {"network.latency_us=-3"}), "cluster.json: network.latency_us must not be negative, got -3");
+  EXPECT_EQ(error_of(kGood, {"network.send_buffer_bytes=-1"}),
+            "cluster.json: network.send_buffer_bytes must not be negative, got -1");
+  EXPECT_EQ(error_of(kGood, {"groups.1.time_slice_us=0"}),
+            "cluster.json: groups[1].time_slice_us must be positive with a context_switch_us, got 0");
   EXPECT_EQ(error_of(kGood, {"groups.5.count=1"}), "cluster.json: override 'groups.5.count=1' indexes past the end of a list");
   EXPECT_EQ(error_of(kGood, {"latency"}), "cluster.json: override 'latency' must be PATH=VALUE, e.g. network.latency_us=2");
   EXPECT_EQ(ClusterModel::defaults({"groups.0.count=8"}).node_count(), 8u);

@@ -154,4 +154,14 @@ std::string TcpBackend::address() const {
 
 long TcpBackend::process_id(NodeId node) const { return impl_->membership.process_id(node); }
 
+std::size_t TcpBackend::send_buffer(NodeId node) const {
+  detail::EpochGuard guard;  // the connection stays while it is asked
+  Connection* c = impl_->transport.peer(node);
+  if (!c) return 0;
+  asio::socket_base::send_buffer_size size;
+  asio::error_code error;
+  c->socket().get_option(size, error);
+  return error ? 0 : static_cast<std::size_t>(size.value());
+}
+
 }  // namespace dps::net

@@ -39,6 +39,7 @@ Engine::Engine(ClusterModel model) : model_(std::move(model)) {
     for (std::size_t i = 0; i < g.count; ++i) {
       if (i % g.nodes_per_host == 0) {
         Host h{static_cast<double>(g.cores), static_cast<VNode>(nodes_.size()), 0};
+        if (g.context_switch > 0) h.slicing = g.time_slice / (g.time_slice + g.context_switch);
         if (g.quota > 0) {
           // Each host's period begins at its own phase, as each cgroup's timer began when it was set.
           const double phase = std::fmod(static_cast<double>(hosts_.size()) * 0.6180339887498949, 1.0);
@@ -138,37 +139,45 @@ void Engine::unpack_next(VNode node) {
   add_computation(Kind::Unpack, node, next.work, next.done);
 }
 
-void Engine::transfer(VNode from, VNode to, double bytes, Completion done, Lane lane, SenderCpu sender_cpu) {
+void Engine::transfer(VNode from, VNode to, double bytes, Completion done, Lane lane, SenderPaid paid) {
   assert(from != to);
   ++transfers_;
   bytes_ += bytes;
-  if (model_.network.cpu_per_message > 0 && sender_cpu == SenderCpu::Computation)
-    compute(from, model_.network.cpu_per_message, {});
+  if (model_.network.cpu_per_message > 0 && !paid.message) compute(from, model_.network.cpu_per_message, {});
+  const double send_share = bytes > 0 ? std::clamp(1.0 - paid.bytes / bytes, 0.0, 1.0) : 1.0;
   if (model_.network.fifo) {
     Connection& c = connections_[std::uint64_t{from} << 32 | to];
+    c.unsent += bytes;
     if (c.busy) {  // behind the message in progress on this pair, and the waiting ones it may not pass
-      c.waiting.push({bytes, now_, done}, lane);
+      c.waiting.push({bytes, now_, send_share, done}, lane);
       return;
     }
     c.busy = true;
   }
-  start_transfer(from, to, bytes, network_->latency(from, to), done);
+  start_transfer(from, to, bytes, network_->latency(from, to), send_share, done);
 }
 
-void Engine::start_transfer(VNode from, VNode to, double bytes, double latency, Completion done) {
+void Engine::start_transfer(VNode from, VNode to, double bytes, double latency, double send_share, Completion done) {
   const ActionId id = make(Kind::Latency, done);
   Action& a = actions_[id];
   a.from = from;
   a.to = to;
   a.remaining = bytes;
   a.bytes = bytes;
+  a.send_share = send_share;
   a.finish = now_ + latency;
   heap_place(id);
   ++nodes_.at(from).sending;
+  nodes_[from].send_shares += send_share;
   ++nodes_.at(to).receiving;
   if (per_byte()) return;  // its CPU follows its bytes, which have not begun to flow
   if (model_.network.cpu_per_send > 0) reshare_cpu(from);
   if (model_.network.cpu_per_receive > 0) reshare_cpu(to);
+}
+
+double Engine::unsent(VNode from, VNode to) const {
+  const auto c = connections_.find(std::uint64_t{from} << 32 | to);
+  return c == connections_.end() ? 0.0 : c->second.unsent;
 }
 
 void Engine::timer(double time, Completion done) {
@@ -232,8 +241,9 @@ void Engine::end(ActionId id) {
       if (flowed && per_byte()) list_remove(flows_, a.at_from);
       else if (flowed) network_->end(id, now_);
       const double bytes = a.bytes;
+      Node& source = nodes_[from];
+      source.send_shares = --source.sending == 0 ? 0.0 : source.send_shares - a.send_share;  // no drift left
       free(id);
-      --nodes_[from].sending;
       --nodes_[to].receiving;
       if (per_byte()) {
         if (flowed) reshare_bytes();
@@ -244,12 +254,14 @@ void Engine::end(ActionId id) {
       if (model_.network.cpu_per_message > 0) compute(to, model_.network.cpu_per_message, {});
       if (model_.network.fifo) {  // the next message on the pair; its latency ran while it waited
         Connection& c = connections_[std::uint64_t{from} << 32 | to];
+        c.unsent = c.waiting.empty() ? 0.0 : c.unsent - bytes;  // no drift left
         if (c.waiting.empty()) {
           c.busy = false;
         } else {
           const Connection::Message next = c.waiting.front();
           c.waiting.pop_front();
-          start_transfer(from, to, next.bytes, std::max(0.0, next.sent + network_->latency(from, to) - now_), next.done);
+          start_transfer(from, to, next.bytes, std::max(0.0, next.sent + network_->latency(from, to) - now_),
+                         next.send_share, next.done);
         }
       }
       if (arrive(to, bytes, done)) return;  // delivered once unpacked
@@ -283,14 +295,14 @@ void Engine::set_rate(ActionId id, double rate) {
 
 double Engine::comm_cores(const Node& n) const noexcept {
   const bool per_link = model_.network.cpu_per != CommCpu::Transfer;
-  const double sending = per_link ? std::min(1.0, static_cast<double>(n.sending)) : n.sending;
+  const double sending = per_link ? std::min(1.0, n.send_shares) : n.send_shares;
   const double receiving = per_link ? std::min(1.0, static_cast<double>(n.receiving)) : n.receiving;
   return std::min<double>(n.cores, model_.network.cpu_per_send * sending + model_.network.cpu_per_receive * receiving);
 }
 
 // A host's cores, less what its transfers use, go in equal shares to the steps running on all its
 // nodes (the OS shares a machine among its processes' threads), each step at most one core and each
-// node within its own cores.
+// node within its own cores. More steps than cores take turns, and the switches cost the host.
 void Engine::reshare_cpu(VNode v) {
   if (per_byte()) return reshare_bytes();
   Host& host = hosts_[nodes_[v].host];
@@ -302,7 +314,8 @@ void Engine::reshare_cpu(VNode v) {
     comm += comm_cores(nodes_[u]);
     steps += static_cast<double>(nodes_[u].running.size());
   }
-  const double host_share = steps > 0 ? std::max(0.0, host.cores - comm) / steps : 0.0;
+  const double cores = steps > host.cores ? host.cores * host.slicing : host.cores;
+  const double host_share = steps > 0 ? std::max(0.0, cores - comm) / steps : 0.0;
   for (VNode u = host.first; u < end; ++u) {
     Node& n = nodes_[u];
     const double own = comm_cores(n);
@@ -333,7 +346,9 @@ void Engine::reshare_bytes() {
   const auto link_of = [&](VNode v, bool in) { return static_cast<ProgressiveFilling::Id>(hosts_.size() + nodes_.size() + 2 * v + in); };
   for (Host& h : hosts_) {
     if (h.quota > 0) spend_quota(h);
-    pf.constraint(h.throttled ? 0.0 : h.cores);
+    std::size_t steps = 0;
+    for (VNode v = h.first; v < h.first + h.count; ++v) steps += nodes_[v].running.size();
+    pf.constraint(h.throttled ? 0.0 : static_cast<double>(steps) > h.cores ? h.cores * h.slicing : h.cores);
   }
   for (const Node& n : nodes_) pf.constraint(n.cores);
   for (std::size_t k = 0; k < 2 * nodes_.size(); ++k) pf.constraint(net.bandwidth);
@@ -344,10 +359,11 @@ void Engine::reshare_bytes() {
       pf.use(step, host_of(v), 1.0);
       solved_.push_back(id);
     }
-  const double send = net.cpu_per_send / net.bandwidth, receive = net.cpu_per_receive / net.bandwidth;
-  const double busier = std::max(net.cpu_per_send, net.cpu_per_receive);
+  const double receive = net.cpu_per_receive / net.bandwidth;
   for (ActionId id : flows_) {
     const Action& a = actions_[id];
+    const double send = net.cpu_per_send * a.send_share / net.bandwidth;  // its step copied the rest
+    const double busier = std::max(net.cpu_per_send * a.send_share, net.cpu_per_receive);
     const auto flow = pf.variable(busier > 0 ? net.bandwidth / busier : net.bandwidth, ProgressiveFilling::kUnbounded);
     pf.use(flow, link_of(a.from, false), 1.0);
     pf.use(flow, link_of(a.to, true), 1.0);
@@ -372,7 +388,7 @@ void Engine::reshare_bytes() {
     const double value = pf.value(k);
     if (a.kind == Kind::Flow) {
       set_rate(id, value);
-      comm[a.from] += value * send;
+      comm[a.from] += value * net.cpu_per_send * a.send_share / net.bandwidth;
       comm[a.to] += value * receive;
     } else {
       set_rate(id, nodes_[a.from].speed * value);

@@ -131,8 +131,9 @@ ClusterModel check(const json& root, const Reader& r) {
   for (std::size_t i = 0; i < groups.size(); ++i) {
     const std::string path = "groups[" + std::to_string(i) + "].";
     const json& g = groups[i];
-    r.only(g, path, {"name", "count", "cores", "speed", "workers", "bandwidth_MBps", "segment", "nodes_per_host", "quota",
-                      "quota_period_us"});
+    r.only(g, path,
+           {"name", "count", "cores", "speed", "workers", "bandwidth_MBps", "segment", "nodes_per_host", "quota",
+            "quota_period_us", "time_slice_us", "context_switch_us"});
     NodeGroup group;
     group.name = g.contains("name") && g["name"].is_string() ? g["name"].get<std::string>() : "group" + std::to_string(i);
     group.count = r.count(g, path, "count");
@@ -150,6 +151,11 @@ ClusterModel check(const json& root, const Reader& r) {
     group.quota_period = r.optional_number(g, path, "quota_period_us", 1e5) * 1e-6;
     if (group.quota_period < 1e-4 || group.quota_period > 1)
       r.fail(path + "quota_period_us", "must be from 100 to 1000000, got " + g["quota_period_us"].dump());
+    group.time_slice = r.optional_number(g, path, "time_slice_us", 0.0) * 1e-6;
+    group.context_switch = r.optional_number(g, path, "context_switch_us", 0.0) * 1e-6;
+    if (group.context_switch > 0 && group.time_slice == 0)
+      r.fail(path + "time_slice_us",
+             "must be positive with a context_switch_us, got " + g.value("time_slice_us", json(0)).dump());
     if (g.contains("segment")) {
       const json& v = g["segment"];
       if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 65535)
@@ -161,7 +167,8 @@ ClusterModel check(const json& root, const Reader& r) {
   const json& n = r.field(root, "", "network");
   r.only(n, "network.",
          {"latency_us", "bandwidth_MBps", "sharing", "cpu_per_send", "cpu_per_receive", "header_bytes", "connections",
-          "cpu_per", "cpu_per_message_us", "cpu_per_received_MB_us", "cpu_per_local_message_us", "topology"});
+          "cpu_per", "cpu_per_message_us", "cpu_per_received_MB_us", "cpu_per_local_message_us", "send_buffer_bytes",
+          "topology"});
   m.network.latency = r.number(n, "network.", "latency_us", false) * 1e-6;
   m.network.bandwidth = r.number(n, "network.", "bandwidth_MBps", true) * 1e6;
   const json& sharing = r.field(n, "network.", "sharing");
@@ -177,6 +184,7 @@ ClusterModel check(const json& root, const Reader& r) {
   m.network.cpu_per_message = r.optional_number(n, "network.", "cpu_per_message_us", 0.0) * 1e-6;
   m.network.cpu_per_received_byte = r.optional_number(n, "network.", "cpu_per_received_MB_us", 0.0) * 1e-12;
   m.network.cpu_per_local_message = r.optional_number(n, "network.", "cpu_per_local_message_us", 0.0) * 1e-6;
+  m.network.send_buffer = r.optional_number(n, "network.", "send_buffer_bytes", 0.0);
   if (n.contains("connections")) {
     const json& c = n["connections"];
     if (c != "fifo" && c != "flows") r.fail("network.connections", "must be \"fifo\" or \"flows\", got " + c.dump());
@@ -317,6 +325,10 @@ std::string ClusterModel::to_json() const {
       groups_json.back()["quota"] = tidy(g.quota);
       groups_json.back()["quota_period_us"] = tidy(g.quota_period * 1e6);
     }
+    if (g.context_switch > 0) {
+      groups_json.back()["time_slice_us"] = tidy(g.time_slice * 1e6);
+      groups_json.back()["context_switch_us"] = tidy(g.context_switch * 1e6);
+    }
   }
   const json root = {
       {"groups", groups_json},
@@ -335,6 +347,7 @@ std::string ClusterModel::to_json() const {
     out["network"]["cpu_per_received_MB_us"] = tidy(network.cpu_per_received_byte * 1e12);
   if (network.cpu_per_local_message > 0)
     out["network"]["cpu_per_local_message_us"] = tidy(network.cpu_per_local_message * 1e6);
+  if (network.send_buffer > 0) out["network"]["send_buffer_bytes"] = tidy(network.send_buffer);
   if (network.topology == Topology::Mesh)
     out["network"]["topology"] = {{"kind", "mesh"},
                                   {"width", network.mesh.width},

@@ -69,7 +69,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   struct Effect {
     std::uint64_t to;
     Envelope* e;
-    SenderCpu sender_cpu = SenderCpu::Computation;  // Charged: for another node, paid in the step (execute)
+    SenderPaid paid;  // for another node: what the step paid of its sending (execute)
   };
   struct Move {
     NodeId to;
@@ -119,7 +119,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     std::uint64_t to;
     Envelope* e;
     double start, bytes;
-    SenderCpu sender_cpu = SenderCpu::Computation;
+    SenderPaid paid;
   };
   struct Mean {
     unsigned n = 0;
@@ -327,22 +327,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       throw;
     }
     if (direct) s.work += detail::thread_cpu_seconds() - cpu;
-    // The runtime's steps write what they send to other nodes themselves (Connection's direct
-    // writes): each such message's own CPU is part of the step, and what the step sends after it
-    // leaves that much later. A message to a thread of the same node costs the step the runtime's
-    // handling of it.
-    if (const NetworkModel& net = engine->model().network; net.cpu_per_message > 0 || net.cpu_per_local_message > 0) {
-      for (Effect& f : s.effects) {
-        const auto dest = destination(f.to);
-        if (!dest) continue;
-        if (vnode(*dest) == vnode(s.node)) {
-          s.work += net.cpu_per_local_message;
-        } else {
-          f.sender_cpu = SenderCpu::Charged;
-          s.work += net.cpu_per_message;
-        }
-      }
-    }
+    charge_sending(s);
     current = nullptr;
     s.wanted = more;
     ++stats.steps;
@@ -352,6 +337,40 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     } else {
       finish(s);
     }
+  }
+
+  // The runtime's steps write what they send to other nodes themselves (Connection's direct
+  // writes): each such message's own CPU, and the copy of as much of it as the socket's buffer
+  // takes (what is still on its way to that node, and the step's earlier messages to it, fill the
+  // buffer first), are part of the step, and what the step sends after it leaves that much later. A
+  // message to a thread of the same node costs the step the runtime's handling of it.
+  void charge_sending(Slot& s) {
+    const NetworkModel& net = engine->model().network;
+    const double per_byte = net.send_buffer > 0 ? net.cpu_per_send / net.bandwidth : 0.0;
+    if (net.cpu_per_message == 0 && net.cpu_per_local_message == 0 && per_byte == 0) return;
+    buffered.clear();  // per destination: what the step wrote into its socket so far
+    for (Effect& f : s.effects) {
+      const auto dest = destination(f.to);
+      if (!dest) continue;
+      const VNode to = vnode(*dest);
+      if (to == vnode(s.node)) {
+        s.work += net.cpu_per_local_message;
+        continue;
+      }
+      f.paid.message = true;
+      s.work += net.cpu_per_message;
+      if (per_byte == 0) continue;
+      auto at = std::find_if(buffered.begin(), buffered.end(), [&](const auto& b) { return b.first == to; });
+      if (at == buffered.end()) at = buffered.insert(at, {to, engine->unsent(vnode(s.node), to)});
+      f.paid.bytes = std::clamp(net.send_buffer - at->second, 0.0, wire_bytes(*f.e));
+      at->second += f.paid.bytes;
+      s.work += f.paid.bytes * per_byte;
+    }
+  }
+
+  double wire_bytes(const Envelope& e) const {
+    return (e.kind == Message::Data ? static_cast<double>(e.payload.wire_size()) : kControlBytes) +
+           engine->model().network.header_bytes;
   }
 
   void finish(Slot& s) {
@@ -367,7 +386,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       }
       s.step.reset();
     }
-    for (const Effect& f : s.effects) deliver(s.node, f.to, f.e, f.sender_cpu);
+    for (const Effect& f : s.effects) deliver(s.node, f.to, f.e, f.paid);
     s.effects.clear();
     if (s.move) start_move(s);
     kick(s);
@@ -379,7 +398,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   // What a step sends leaves when it ends; what main sends (a call's input) leaves now.
   void send(NodeId from, std::uint64_t to, Envelope* e) {
     if (current)
-      current->effects.push_back({to, e});
+      current->effects.push_back({to, e, {}});
     else
       deliver(from, to, e);
   }
@@ -392,7 +411,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     return thread ? std::optional<NodeId>(thread->node()) : std::nullopt;
   }
 
-  void deliver(NodeId from, std::uint64_t to, Envelope* e, SenderCpu sender_cpu = SenderCpu::Computation) {
+  void deliver(NodeId from, std::uint64_t to, Envelope* e, SenderPaid paid = {}) {
     if (stopped) {
       delete e;
       return;
@@ -408,11 +427,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
         complete(e);
       return;
     }
-    const double bytes =
-        (e->kind == Message::Data ? static_cast<double>(e->payload.wire_size()) : kControlBytes) +
-        engine->model().network.header_bytes;
-    transfer(Delivery{to ? Delivery::Kind::Envelope : Delivery::Kind::Result, from, dest, to, e, engine->now(), bytes,
-                      sender_cpu});
+    transfer(Delivery{to ? Delivery::Kind::Envelope : Delivery::Kind::Result, from, dest, to, e, engine->now(),
+                      wire_bytes(*e), paid});
   }
 
   void transfer(const Delivery& d) {
@@ -429,7 +445,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     ++stats.messages;
     stats.bytes += d.bytes;
     const Lane lane = d.kind == Delivery::Kind::Envelope ? lane_of(d.e->kind) : Lane::ordered;
-    engine->transfer(vnode(d.from), vnode(d.to_node), d.bytes, {this, tag(kDeliveryTag, index)}, lane, d.sender_cpu);
+    engine->transfer(vnode(d.from), vnode(d.to_node), d.bytes, {this, tag(kDeliveryTag, index)}, lane, d.paid);
   }
 
   void arrive(std::size_t index) {
@@ -481,7 +497,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       throw std::logic_error(s.thread->name() + " migrates while it waits to run a step");
     s.state = Slot::State::Moving;
     const double bytes = static_cast<double>(s.move->state.size()) + engine->model().network.header_bytes;
-    transfer(Delivery{Delivery::Kind::Migration, s.node, s.move->to, s.thread->uid(), nullptr, engine->now(), bytes});
+    transfer(
+        Delivery{Delivery::Kind::Migration, s.node, s.move->to, s.thread->uid(), nullptr, engine->now(), bytes, {}});
   }
 
   // --- Listener: an action of this application ended ---
@@ -610,6 +627,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   bool arriving = false;                      // a message from another node is being delivered
   Slot* current = nullptr;    // the step running
   std::vector<Delivery> deliveries;
+  std::vector<std::pair<VNode, double>> buffered;  // charge_sending's, kept for its capacity
   std::vector<std::size_t> free_deliveries;
   std::uint64_t outstanding = 0;  // this application's computations and transfers in the engine
   std::map<std::pair<const void*, double>, Mean> means;

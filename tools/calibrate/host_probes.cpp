@@ -3,6 +3,7 @@
 
 #include "median.hpp"
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -102,6 +103,69 @@ double first_touch_per_byte(std::size_t bytes) {
     warm_s.push_back(clock_seconds(CLOCK_THREAD_CPUTIME_ID) - start);
   }
   return std::max(0.0, median(fresh_s) - median(warm_s)) / static_cast<double>(bytes);
+}
+
+namespace {
+
+struct Run {
+  double start, end;
+  int thread;
+};
+
+// `threads` busy threads on this process's first CPU for `seconds`: their runs (no gap over 5 us
+// between two clock readings), in time order.
+std::vector<Run> busy_runs(int threads, double seconds) {
+  cpu_set_t allowed, one;
+  CPU_ZERO(&allowed);
+  CPU_ZERO(&one);
+  ::sched_getaffinity(0, sizeof allowed, &allowed);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  std::vector<std::vector<Run>> runs(static_cast<std::size_t>(threads));
+  const double begin = clock_seconds(CLOCK_MONOTONIC);
+  {
+    std::vector<std::jthread> busy;
+    for (int t = 0; t < threads; ++t)
+      busy.emplace_back([&, t] {
+        ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one);
+        auto& mine = runs[static_cast<std::size_t>(t)];
+        double start = clock_seconds(CLOCK_MONOTONIC), last = start;
+        for (double now = start; now - begin < seconds; last = now) {
+          now = clock_seconds(CLOCK_MONOTONIC);
+          if (now - last > 5e-6) {
+            mine.push_back({start, last, t});
+            start = now;
+          }
+        }
+        mine.push_back({start, last, t});
+      });
+  }
+  std::vector<Run> all;
+  for (const auto& mine : runs) all.insert(all.end(), mine.begin(), mine.end());
+  std::sort(all.begin(), all.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
+  return all;
+}
+
+}  // namespace
+
+Slicing time_slicing(double seconds) {
+  std::vector<double> lone_gaps, turns, switches;
+  const std::vector<Run> lone = busy_runs(1, seconds);
+  for (std::size_t i = 1; i < lone.size(); ++i) lone_gaps.push_back(lone[i].start - lone[i - 1].end);
+  const std::vector<Run> two = busy_runs(2, seconds);
+  double turn_start = two.empty() ? 0 : two.front().start;
+  for (std::size_t i = 1; i < two.size(); ++i) {
+    if (two[i].thread == two[i - 1].thread) continue;  // the same turn, interrupted
+    switches.push_back(two[i].start - two[i - 1].end);
+    if (turn_start > two.front().start) turns.push_back(two[i - 1].end - turn_start);  // a whole turn
+    turn_start = two[i].start;
+  }
+  if (turns.size() < 4) return {};  // the threads did not take turns (several CPUs after all?)
+  const double lone_gap = lone_gaps.empty() ? 0.0 : median(lone_gaps);
+  return {median(turns), std::max(0.0, median(switches) - lone_gap)};
 }
 
 }  // namespace calibrate

@@ -43,4 +43,12 @@ Quota find_quota(double seconds);
 // CPU seconds per byte, the median of several rounds.
 double first_touch_per_byte(std::size_t bytes);
 
+// Time slicing: two busy threads held to one CPU take turns. `slice`: the median turn; `switch_cost`:
+// the median gap from one's turn to the other's, less the median gap a lone busy thread sees (the
+// interruptions every thread pays, which the node's speed includes). Each is measured `seconds`.
+struct Slicing {
+  double slice = 0, switch_cost = 0;
+};
+Slicing time_slicing(double seconds);
+
 }  // namespace calibrate

@@ -13,6 +13,10 @@
 //     second of transfer in progress, over the node's speed: a fraction of the node's own core;
 //   - cpu_per_message: the CPU both processes used over the latency's round trips, per message and
 //     end, less what those fractions charge an empty message (system calls, wakeups, the runtime);
+//   - send_buffer: node 0's socket send buffer to node k after the large messages, as the kernel has
+//     grown it: how much of a message a step writes into the socket itself (a non-blocking write);
+//   - time_slice / context_switch: on node k, two busy threads held to one CPU: their median turn,
+//     and their median switch less the gaps a lone busy thread sees (host_probes.hpp);
 //   - cpu_per_local_message: on node k, empty objects from a split to a leaf and on to a merge, all
 //     on one thread of the node, the median of 5 bursts: the wall time per message (times the node's
 //     speed), the runtime's handling of a message that stays on its node;
@@ -63,11 +67,13 @@
 namespace {
 
 using calibrate::clock_seconds;
-using calibrate::first_touch_per_byte;
 using calibrate::find_quota;
+using calibrate::first_touch_per_byte;
 using calibrate::host_key;
 using calibrate::loop;
 using calibrate::Quota;
+using calibrate::Slicing;
+using calibrate::time_slicing;
 using calibrate::usable_cores;
 
 constexpr std::size_t kMaxBytes = std::size_t{1} << 30;
@@ -183,9 +189,10 @@ struct Probe {
   long target = 0, iterations = 0;
   double stall_seconds = 0;    // > 0: look for a CPU quota's stalls this long
   std::size_t touch_bytes = 0;  // > 0: time the first touch of fresh memory, this many bytes at a time
+  double slicing_seconds = 0;   // > 0: time two busy threads taking turns on one CPU, this long
   template <class A>
   void serialize(A& a) {
-    a(target, iterations, stall_seconds, touch_bytes);
+    a(target, iterations, stall_seconds, touch_bytes, slicing_seconds);
   }
 };
 struct Sample {
@@ -195,11 +202,12 @@ struct Sample {
   double process_cpu_s = 0, loop_cpu_s = 0, loop_wall_s = 0, loop_sum = 0;
   double quota_period_s = 0, quota_share = 0;  // a CPU quota found: its period and share of it; else 0
   double touch_s_per_byte = 0;                 // the first touch of fresh memory, CPU seconds per byte
+  double slice_s = 0, switch_s = 0;            // time slicing: a turn, and what a switch costs
   std::string host_name;                       // as the model records it
   template <class A>
   void serialize(A& a) {
     a(node, cores, workers, host, process_cpu_s, loop_cpu_s, loop_wall_s, loop_sum, quota_period_s, quota_share,
-      touch_s_per_byte, host_name);
+      touch_s_per_byte, slice_s, switch_s, host_name);
   }
 };
 
@@ -219,8 +227,20 @@ struct Forward : dps::Split<Probe, Probe> {
 };
 struct Measure : dps::Leaf<Probe, Sample> {
   Sample execute(const Probe& p) {
-    Sample s{static_cast<long>(node()), 1, workers_here(), host_key(),
-             clock_seconds(CLOCK_PROCESS_CPUTIME_ID), 0, 0, 0, 0, 0, 0, this_host()};
+    Sample s{static_cast<long>(node()),
+             1,
+             workers_here(),
+             host_key(),
+             clock_seconds(CLOCK_PROCESS_CPUTIME_ID),
+             0,
+             0,
+             0,
+             0,
+             0,
+             0,
+             0,
+             0,
+             this_host()};
     if (p.iterations > 0) {
       const double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID), wall = clock_seconds(CLOCK_MONOTONIC);
       s.loop_sum = loop(p.iterations);
@@ -234,6 +254,11 @@ struct Measure : dps::Leaf<Probe, Sample> {
       s.quota_share = q.share;
     }
     if (p.touch_bytes > 0) s.touch_s_per_byte = first_touch_per_byte(p.touch_bytes);
+    if (p.slicing_seconds > 0) {
+      const Slicing slicing = time_slicing(p.slicing_seconds);
+      s.slice_s = slicing.slice;
+      s.switch_s = slicing.switch_cost;
+    }
     return s;
   }
 };
@@ -488,6 +513,8 @@ int main(int argc, char** argv) {
 
     // The links between node 0 and the first `pairs` other nodes.
     std::vector<double> latency, bandwidth, send, receive, per_message, per_received_byte, per_local_message;
+    std::vector<double> send_buffer, slices, switches;
+    const auto* tcp = dynamic_cast<const dps::net::TcpBackend*>(&app.runtime().backend());
     for (long k = 1; k <= std::min(pairs, nodes - 1); ++k) {
       const Link link = measure_link(stream, sample, k, static_cast<std::size_t>(bytes), seconds);
       latency.push_back(link.latency);
@@ -497,8 +524,13 @@ int main(int argc, char** argv) {
       send.push_back(std::min(1.0, link.cpu_per_send / model_speeds[0]));
       receive.push_back(std::min(1.0, link.cpu_per_receive / model_speeds[static_cast<std::size_t>(k)]));
       per_message.push_back(link.cpu_per_message);
-      const Sample touch = checked(sample.call(Probe{k, 0, 0, static_cast<std::size_t>(bytes)}).get(), k);
+      send_buffer.push_back(tcp ? static_cast<double>(tcp->send_buffer(static_cast<dps::NodeId>(k))) : 0.0);
+      const Sample touch = checked(sample.call(Probe{k, 0, 0, static_cast<std::size_t>(bytes), 0.25}).get(), k);
       per_received_byte.push_back(touch.touch_s_per_byte);
+      if (touch.slice_s > 0) {
+        slices.push_back(touch.slice_s);
+        switches.push_back(touch.switch_s);
+      }
       // Node k's own messages, as seconds at speed 1: the median of 5 bursts.
       std::vector<double> bursts;
       for (int burst = 0; burst < 5; ++burst) {
@@ -512,9 +544,11 @@ int main(int argc, char** argv) {
       per_local_message.push_back(median(bursts));
       std::printf(
           "node 0 -> %ld: latency %.1f us, bandwidth %.1f MB/s, cpu per send %.3f, per receive %.3f, per message "
-          "%.1f us, per received MB %.0f us; on node %ld, per local message %.2f us\n",
+          "%.1f us, per received MB %.0f us, send buffer %.0f KiB; on node %ld, per local message %.2f us, time "
+          "slice %.2f ms, context switch %.1f us\n",
           k, link.latency * 1e6, link.bandwidth / 1e6, link.cpu_per_send, link.cpu_per_receive,
-          link.cpu_per_message * 1e6, touch.touch_s_per_byte * 1e12, k, per_local_message.back() * 1e6);
+          link.cpu_per_message * 1e6, touch.touch_s_per_byte * 1e12, send_buffer.back() / 1024, k,
+          per_local_message.back() * 1e6, touch.slice_s * 1e3, touch.switch_s * 1e6);
     }
     for (long k = 0; k < nodes; ++k) {
       const auto i = static_cast<std::size_t>(k);
@@ -527,6 +561,11 @@ int main(int argc, char** argv) {
 
     dps::sim::ClusterModel model;
     model.groups = group(samples, model_speeds, quotas);
+    if (!slices.empty())  // measured on nodes 1 .. pairs, the hosts' kind
+      for (dps::sim::NodeGroup& g : model.groups) {
+        g.time_slice = round_to(median(slices), 2);
+        g.context_switch = round_to(median(switches), 2);
+      }
     model.network.latency = round_to(median(latency), 3);
     model.network.fifo = true;          // measured over TCP: one connection per node pair,
     model.network.cpu_per = dps::sim::CommCpu::Link;  // whose CPU follows the bytes on the link
@@ -536,6 +575,7 @@ int main(int argc, char** argv) {
     model.network.cpu_per_message = round_to(median(per_message), 2);
     model.network.cpu_per_received_byte = round_to(median(per_received_byte), 2);
     model.network.cpu_per_local_message = round_to(median(per_local_message), 2);
+    model.network.send_buffer = round_to(median(send_buffer), 3);
     model.calibration = {measured_at(), {}, distrust.empty(), distrust};
     for (const Sample& s : samples) model.calibration.hosts.push_back(s.host_name);
     write_atomically(out, model.to_json());
@@ -550,7 +590,10 @@ int main(int argc, char** argv) {
          << ", \"cpu_per_receive\": " << model.network.cpu_per_receive
          << ", \"cpu_per_message_us\": " << model.network.cpu_per_message * 1e6
          << ", \"cpu_per_received_MB_us\": " << model.network.cpu_per_received_byte * 1e12
-         << ", \"cpu_per_local_message_us\": " << model.network.cpu_per_local_message * 1e6 << ", \"speeds\": [";
+         << ", \"cpu_per_local_message_us\": " << model.network.cpu_per_local_message * 1e6
+         << ", \"send_buffer_bytes\": " << model.network.send_buffer
+         << ", \"time_slice_us\": " << model.groups[0].time_slice * 1e6
+         << ", \"context_switch_us\": " << model.groups[0].context_switch * 1e6 << ", \"speeds\": [";
     for (std::size_t i = 0; i < speeds.size(); ++i) json << (i ? ", " : "") << round_to(speeds[i], 3);
     json << "], \"quotas\": [";
     for (std::size_t i = 0; i < quotas.size(); ++i) json << (i ? ", " : "") << quotas[i].share;

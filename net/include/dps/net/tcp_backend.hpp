@@ -87,6 +87,9 @@ class TcpBackend final : public Backend {
   // Where this process listens ("address:port"), and the process id of a node's instance (node 0).
   std::string address() const;
   long process_id(NodeId node) const;
+  // The send buffer of this process's connection to `node`, as the kernel has grown it: what one
+  // non-blocking write takes when the connection is idle (calibrate's send_buffer). 0: no connection.
+  std::size_t send_buffer(NodeId node) const;
 
   struct Impl;
 

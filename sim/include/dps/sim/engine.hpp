@@ -4,9 +4,11 @@
 // for adaptive parallel applications", §4):
 //   - a node's running computations share its cores, minus what its transfers use
 //     (cpu_per_send / cpu_per_receive of a core each), at the node's speed; nodes on one host share
-//     its cores, and a host under a CPU quota stops once it has used its period's share; a
+//     its cores, which lose their context switches' time while more steps run than there are cores
+//     (time_slice, context_switch), and a host under a CPU quota stops once it has used its period's share; a
 //     message's own CPU (cpu_per_message) is a computation at each end, sent and arrived, unless
-//     the caller charged the sender's already (SenderCpu::Charged: a step that writes what it sends);
+//     the caller paid the sender's already (SenderPaid: a step that writes what it sends, its bytes'
+//     copy into the socket among them);
 //   - an arrived message is unpacked before it is delivered (cpu_per_received_byte: the copy out of
 //     the socket into fresh memory and that memory's first-touch faults), one message at a time per
 //     node, in arrival order, as a node process's one network thread reads them, beside the steps;
@@ -65,9 +67,13 @@ struct Completion {
   std::uint64_t tag = 0;
 };
 
-// Who pays a message's own CPU (cpu_per_message) at its source: a computation of its own there, or
-// the caller, who charged it already (the DPS runtime's steps write what they send themselves).
-enum class SenderCpu : std::uint8_t { Computation, Charged };
+// What the caller paid already of a message's CPU at its source (the DPS runtime's steps write what
+// they send themselves): its own CPU (cpu_per_message; else a computation of its own there), and the
+// copy of its first `bytes` into the socket, whose CPU the transfer then charges only for the rest.
+struct SenderPaid {
+  bool message = false;
+  double bytes = 0;
+};
 
 class Engine {
  public:
@@ -93,10 +99,12 @@ class Engine {
   // `work` seconds of one core at speed 1, on `node`.
   void compute(VNode node, double work, Completion done);
   // `bytes` from one node to another (from != to: same-node transfers are free, no action).
-  void transfer(VNode from, VNode to, double bytes, Completion done, Lane lane = Lane::ordered,
-                SenderCpu sender_cpu = SenderCpu::Computation);
+  void transfer(VNode from, VNode to, double bytes, Completion done, Lane lane = Lane::ordered, SenderPaid paid = {});
   // At `time` (not before now).
   void timer(double time, Completion done);
+  // The bytes of the messages from one node to another that have not arrived yet, as a TCP
+  // connection's send buffer holds them (fifo networks; 0 on others, whose messages are flows).
+  double unsent(VNode from, VNode to) const;
 
   // Runs the earliest event (its listener may start new actions); false when nothing is pending.
   bool step();
@@ -124,6 +132,7 @@ class Engine {
     VNode from = 0, to = 0;     // compute: the node (in from); network: the model's key
     double remaining = 0;       // compute: work; latency: bytes
     double bytes = 0;           // latency and flow: the message's size
+    double send_share = 1;      // latency and flow: of its bytes, those whose sending CPU it charges
     double rate = 0;            // compute: per second
     double updated = 0;         // compute: when remaining was last brought up to date
     double finish = kNever;
@@ -136,8 +145,10 @@ class Engine {
   // A node pair's connection (fifo networks): the messages waiting behind the one in progress.
   struct Connection {
     bool busy = false;
+    double unsent = 0;  // bytes of its messages not arrived yet
     struct Message {
       double bytes, sent;  // sent: when it was asked for
+      double send_share;
       Completion done;
     };
     LaneQueue<Message> waiting;
@@ -156,6 +167,7 @@ class Engine {
     const void* owner = nullptr;
     std::vector<ActionId> running;  // computations, the message being unpacked among them
     std::uint32_t sending = 0, receiving = 0;  // transfers in progress, for their CPU cost
+    double send_shares = 0;                    // the sending ones' send_share, summed
     bool unpacking = false;                    // a Kind::Unpack in running
     std::vector<Arrival> arrivals;             // waiting to be unpacked, from arrivals_from on
     std::size_t arrivals_from = 0;
@@ -166,6 +178,7 @@ class Engine {
   struct Host {
     double cores = 1;
     VNode first = 0, count = 1;  // its nodes
+    double slicing = 1;          // of its cores' work done while more steps run than it has cores
     double quota = 0, period = 0;  // core-seconds per period (0: no quota), seconds
     double budget = 0, period_end = 0, burn = 0, spent_at = 0;
     bool throttled = false;
@@ -184,7 +197,7 @@ class Engine {
   void spend_quota(Host& host);  // the budget as of now
   void quota_event(std::uint32_t host);
   double comm_cores(const Node& n) const noexcept;
-  void start_transfer(VNode from, VNode to, double bytes, double latency, Completion done);
+  void start_transfer(VNode from, VNode to, double bytes, double latency, double send_share, Completion done);
   void add_computation(Kind kind, VNode node, double work, Completion done);
   bool arrive(VNode node, double bytes, Completion done);  // false: delivered at once
   void unpack_next(VNode node);

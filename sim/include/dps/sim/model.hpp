@@ -73,6 +73,11 @@ struct NodeGroup {
   // used at full speed, then the host's steps stop until the period ends. 0: none.
   double quota = 0;
   double quota_period = 0.1;  // seconds
+  // Time slicing: with more steps running on a host than it has cores, the OS runs them in turns of
+  // `time_slice` seconds, and each switch between them costs `context_switch` seconds of a core, so
+  // the host does slice / (slice + switch) of the work meanwhile. 0: switches cost nothing.
+  double time_slice = 0;
+  double context_switch = 0;
 };
 
 enum class Topology {
@@ -148,6 +153,11 @@ struct NetworkModel {
   // first-touch page faults (an application keeps what it receives, so large messages land in fresh
   // pages). The node's network thread unpacks one message at a time, beside the steps.
   double cpu_per_received_byte = 0.0;
+  // What one non-blocking write into an idle connection takes, in bytes: the sender's socket buffer.
+  // A step copies up to that much of what it sends to each other node into the socket itself
+  // (the runtime's direct writes), at cpu_per_send / bandwidth per byte, ahead of what it does next;
+  // the transfer charges its source the sending CPU of the rest only. 0: the transfers pay it all.
+  double send_buffer = 0.0;
 };
 
 // Where and when a model was measured, and whether its figures hold: a model calibrate wrote from
