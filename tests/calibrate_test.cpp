@@ -52,7 +52,7 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   EXPECT_GE(model.network.cpu_per_received_byte, 0.0);
   EXPECT_GT(model.network.cpu_per_local_message, 0.0) << "a message that stays on its node costs the runtime some CPU";
   EXPECT_GE(model.network.send_buffer, 4096.0) << "a TCP socket's send buffer";
-  EXPECT_GT(model.groups[0].time_slice, 0.0) << "two busy threads on one CPU take turns";
+  EXPECT_GE(model.groups[0].time_slice, 0.0);
   EXPECT_GE(model.groups[0].context_switch, 0.0);
   if (kMeasures) {  // the figures, where the build does not slow what it measures
     // A loop gets half of a core's time: about 0.5, where unthrottled would be about 1. One node's
@@ -82,7 +82,8 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
     // speed 1 (the half core's wall time times its speed).
     EXPECT_GT(model.network.cpu_per_local_message, 20e-9);
     EXPECT_LT(model.network.cpu_per_local_message, 20e-6) << "far less than a message between nodes";
-    // Linux gives busy threads turns of a few milliseconds (CFS's slice), and a switch costs microseconds.
+    // Two busy threads on one CPU take turns: Linux gives them a few milliseconds each (CFS's slice),
+    // and a switch costs microseconds.
     EXPECT_GT(model.groups[0].time_slice, 0.2e-3);
     EXPECT_LT(model.groups[0].time_slice, 100e-3);
     EXPECT_LT(model.groups[0].context_switch, model.groups[0].time_slice / 10);

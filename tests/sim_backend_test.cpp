@@ -258,12 +258,14 @@ TEST(SimBackend, AStepPaysTheCpuOfWhatItSendsToOtherNodes) {
 
 // A step copies what it sends to another node into the socket itself, as far as the socket's buffer
 // takes it (send_buffer, less what is still on its way on that connection), at cpu_per_send /
-// bandwidth per byte. Node 0's split posts 5 equal pieces for node 1 within a latency, so the buffer
-// of 2.5 pieces takes the first two whole, half the third, nothing of the others.
+// bandwidth of the node's core per byte, whatever its speed. Node 0's split posts 5 equal pieces for
+// node 1 within a latency, so the buffer of 2.5 pieces takes the first two whole, half the third,
+// nothing of the others.
 TEST(SimBackend, AStepCopiesWhatItSendsIntoItsSocketsBufferAsFarAsTheBufferTakesIt) {
-  for (const double buffer : {0.0, 2.5}) {
-    SCOPED_TRACE("buffer of " + std::to_string(buffer) + " pieces");
+  for (const auto& [buffer, speed] : {std::pair{0.0, 1.0}, std::pair{2.5, 1.0}, std::pair{2.5, 0.5}}) {
+    SCOPED_TRACE("buffer of " + std::to_string(buffer) + " pieces, speed " + std::to_string(speed));
     ClusterModel model = cluster(2, 1e-2);
+    model.groups[0].speed = speed;
     model.network.fifo = true;
     model.network.cpu_per_send = 0.5;
     Simulated probe(model, SimOptions{.pdexec = true, .nodes = 2});  // the pieces' size, with no buffer

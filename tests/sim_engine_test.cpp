@@ -379,6 +379,37 @@ TEST(SimEngine, ATransferChargesItsSourceTheSendingCpuOfTheBytesItsCallerDidNotC
     }
 }
 
+// Per link, the sending CPU is the link's less what the steps copied of the transfers on it (their
+// mean share): four transfers out of node 0, each three quarters copied, take 0.125 of its core.
+// Per byte, the links stay shared max-min whatever each flow's step copied: a flow all but copied
+// and one not copied at all each get half of node 0's link.
+TEST(SimEngine, WhatTheStepsCopiedLightensTheLinksCpuAndNotTheirShareOfIt) {
+  ClusterModel m = star(5);
+  m.network.cpu_per_send = 0.5;
+  m.network.cpu_per = CommCpu::Link;
+  Engine engine(m);
+  Clock clock(engine);
+  const double s = 0.05 * kBandwidth;  // 0.2 s at a quarter of the link
+  engine.compute(0, 1.0, {&clock, 1});
+  for (VNode to = 1; to <= 4; ++to)
+    engine.transfer(0, to, s, {&clock, to + 1}, Lane::ordered, SenderPaid{.bytes = 0.75 * s});
+  while (engine.step()) {}
+  for (std::uint64_t tag = 2; tag <= 5; ++tag) expect_near_relative(clock.ended.at(tag), kLatency + 0.2);
+  expect_near_relative(clock.ended.at(1), 1.0 + 0.125 * (kLatency + 0.2));
+
+  ClusterModel b = star(3);
+  b.network.cpu_per_send = 0.5;
+  b.network.cpu_per = CommCpu::Byte;
+  Engine bytes(b);
+  Clock at(bytes);
+  const double t = 0.1 * kBandwidth;  // 0.2 s at half the link
+  bytes.transfer(0, 1, t, {&at, 1}, Lane::ordered, SenderPaid{.bytes = 0.99 * t});
+  bytes.transfer(0, 2, t, {&at, 2});
+  while (bytes.step()) {}
+  expect_near_relative(at.ended.at(1), kLatency + 0.2);
+  expect_near_relative(at.ended.at(2), kLatency + 0.2);
+}
+
 // Fifo connections: what a pair's messages still hold of its socket's buffer, until each arrives.
 TEST(SimEngine, AFifoConnectionHoldsItsMessagesBytesUntilTheyArrive) {
   const double s = 1e6, t = s / kBandwidth;

@@ -160,7 +160,7 @@ std::size_t TcpBackend::send_buffer(NodeId node) const {
   if (!c) return 0;
   asio::socket_base::send_buffer_size size;
   asio::error_code error;
-  c->socket().get_option(size, error);
+  c->socket().get_option(size, error);  // a getsockopt: safe beside the network thread's use of the socket
   return error ? 0 : static_cast<std::size_t>(size.value());
 }
 

@@ -39,7 +39,7 @@ Engine::Engine(ClusterModel model) : model_(std::move(model)) {
     for (std::size_t i = 0; i < g.count; ++i) {
       if (i % g.nodes_per_host == 0) {
         Host h{static_cast<double>(g.cores), static_cast<VNode>(nodes_.size()), 0};
-        if (g.context_switch > 0) h.slicing = g.time_slice / (g.time_slice + g.context_switch);
+        if (g.context_switch > 0 && g.time_slice > 0) h.slicing = g.time_slice / (g.time_slice + g.context_switch);
         if (g.quota > 0) {
           // Each host's period begins at its own phase, as each cgroup's timer began when it was set.
           const double phase = std::fmod(static_cast<double>(hosts_.size()) * 0.6180339887498949, 1.0);
@@ -295,7 +295,8 @@ void Engine::set_rate(ActionId id, double rate) {
 
 double Engine::comm_cores(const Node& n) const noexcept {
   const bool per_link = model_.network.cpu_per != CommCpu::Transfer;
-  const double sending = per_link ? std::min(1.0, n.send_shares) : n.send_shares;
+  // Per link: the link's sending CPU, less what the steps copied of the transfers sharing it (their mean share).
+  const double sending = !per_link ? n.send_shares : n.sending > 0 ? n.send_shares / n.sending : 0.0;
   const double receiving = per_link ? std::min(1.0, static_cast<double>(n.receiving)) : n.receiving;
   return std::min<double>(n.cores, model_.network.cpu_per_send * sending + model_.network.cpu_per_receive * receiving);
 }
@@ -360,11 +361,13 @@ void Engine::reshare_bytes() {
       solved_.push_back(id);
     }
   const double receive = net.cpu_per_receive / net.bandwidth;
+  // One speed for every flow, so that the links are shared max-min whatever each flow's step copied.
+  const double busier = std::max(net.cpu_per_send, net.cpu_per_receive);
+  const double speed = busier > 0 ? net.bandwidth / busier : net.bandwidth;
   for (ActionId id : flows_) {
     const Action& a = actions_[id];
     const double send = net.cpu_per_send * a.send_share / net.bandwidth;  // its step copied the rest
-    const double busier = std::max(net.cpu_per_send * a.send_share, net.cpu_per_receive);
-    const auto flow = pf.variable(busier > 0 ? net.bandwidth / busier : net.bandwidth, ProgressiveFilling::kUnbounded);
+    const auto flow = pf.variable(speed, ProgressiveFilling::kUnbounded);
     pf.use(flow, link_of(a.from, false), 1.0);
     pf.use(flow, link_of(a.to, true), 1.0);
     for (const auto& [v, per] : {std::pair{a.from, send}, std::pair{a.to, receive}})

@@ -325,7 +325,7 @@ std::string ClusterModel::to_json() const {
       groups_json.back()["quota"] = tidy(g.quota);
       groups_json.back()["quota_period_us"] = tidy(g.quota_period * 1e6);
     }
-    if (g.context_switch > 0) {
+    if (g.time_slice > 0) {
       groups_json.back()["time_slice_us"] = tidy(g.time_slice * 1e6);
       groups_json.back()["context_switch_us"] = tidy(g.context_switch * 1e6);
     }

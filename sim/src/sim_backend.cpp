@@ -69,7 +69,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   struct Effect {
     std::uint64_t to;
     Envelope* e;
-    SenderPaid paid;  // for another node: what the step paid of its sending (execute)
+    SenderPaid paid;    // for another node: what the step paid of its sending (charge_sending)
+    VNode paid_to = 0;  // ... for that node: delivered elsewhere, the message is sent anew
   };
   struct Move {
     NodeId to;
@@ -341,31 +342,42 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
 
   // The runtime's steps write what they send to other nodes themselves (Connection's direct
   // writes): each such message's own CPU, and the copy of as much of it as the socket's buffer
-  // takes (what is still on its way to that node, and the step's earlier messages to it, fill the
-  // buffer first), are part of the step, and what the step sends after it leaves that much later. A
-  // message to a thread of the same node costs the step the runtime's handling of it.
+  // takes, are part of the step, and what the step sends after it leaves that much later. What is
+  // on its way to that node fills the buffer first, and so does what the node's steps copied for it
+  // and have not sent yet (their messages leave when they end). The copy takes cpu_per_send /
+  // bandwidth of the node's core per byte, as the transfer would have. A message to a thread of the
+  // same node costs the step the runtime's handling of it.
   void charge_sending(Slot& s) {
     const NetworkModel& net = engine->model().network;
-    const double per_byte = net.send_buffer > 0 ? net.cpu_per_send / net.bandwidth : 0.0;
+    const VNode from = vnode(s.node);
+    const double per_byte = net.send_buffer > 0 ? net.cpu_per_send / net.bandwidth * engine->speed(from) : 0.0;
     if (net.cpu_per_message == 0 && net.cpu_per_local_message == 0 && per_byte == 0) return;
-    buffered.clear();  // per destination: what the step wrote into its socket so far
     for (Effect& f : s.effects) {
       const auto dest = destination(f.to);
       if (!dest) continue;
       const VNode to = vnode(*dest);
-      if (to == vnode(s.node)) {
+      if (to == from) {
         s.work += net.cpu_per_local_message;
         continue;
       }
       f.paid.message = true;
+      f.paid_to = to;
       s.work += net.cpu_per_message;
       if (per_byte == 0) continue;
-      auto at = std::find_if(buffered.begin(), buffered.end(), [&](const auto& b) { return b.first == to; });
-      if (at == buffered.end()) at = buffered.insert(at, {to, engine->unsent(vnode(s.node), to)});
-      f.paid.bytes = std::clamp(net.send_buffer - at->second, 0.0, wire_bytes(*f.e));
-      at->second += f.paid.bytes;
+      Copied& copied = copying[std::uint64_t{from} << 32 | to];
+      f.paid.bytes = std::clamp(net.send_buffer - engine->unsent(from, to) - copied.bytes, 0.0, wire_bytes(*f.e));
+      copied.bytes += f.paid.bytes;
+      ++copied.messages;
       s.work += f.paid.bytes * per_byte;
     }
+  }
+
+  // A message copied by its step leaves it: from now on the engine holds its bytes (unsent).
+  void sent(VNode from, const Effect& f) {
+    const auto at = copying.find(std::uint64_t{from} << 32 | f.paid_to);
+    if (at == copying.end()) return;
+    at->second.bytes -= f.paid.bytes;
+    if (--at->second.messages == 0) copying.erase(at);  // no drift left
   }
 
   double wire_bytes(const Envelope& e) const {
@@ -386,7 +398,10 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       }
       s.step.reset();
     }
-    for (const Effect& f : s.effects) deliver(s.node, f.to, f.e, f.paid);
+    for (const Effect& f : s.effects) {
+      if (f.paid.bytes > 0) sent(vnode(s.node), f);
+      deliver(s.node, f.to, f.e, f.paid, f.paid_to);
+    }
     s.effects.clear();
     if (s.move) start_move(s);
     kick(s);
@@ -411,7 +426,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     return thread ? std::optional<NodeId>(thread->node()) : std::nullopt;
   }
 
-  void deliver(NodeId from, std::uint64_t to, Envelope* e, SenderPaid paid = {}) {
+  void deliver(NodeId from, std::uint64_t to, Envelope* e, SenderPaid paid = {}, VNode paid_to = 0) {
     if (stopped) {
       delete e;
       return;
@@ -427,6 +442,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
         complete(e);
       return;
     }
+    if (vnode(dest) != paid_to) paid = {};  // its thread moved since: written to another node
     transfer(Delivery{to ? Delivery::Kind::Envelope : Delivery::Kind::Result, from, dest, to, e, engine->now(),
                       wire_bytes(*e), paid});
   }
@@ -627,7 +643,12 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   bool arriving = false;                      // a message from another node is being delivered
   Slot* current = nullptr;    // the step running
   std::vector<Delivery> deliveries;
-  std::vector<std::pair<VNode, double>> buffered;  // charge_sending's, kept for its capacity
+  // By from << 32 | to: what steps of one node copied into their sockets for another, not sent yet.
+  struct Copied {
+    double bytes = 0;
+    std::size_t messages = 0;
+  };
+  std::unordered_map<std::uint64_t, Copied> copying;
   std::vector<std::size_t> free_deliveries;
   std::uint64_t outstanding = 0;  // this application's computations and transfers in the engine
   std::map<std::pair<const void*, double>, Mean> means;

@@ -45,7 +45,9 @@ double first_touch_per_byte(std::size_t bytes);
 
 // Time slicing: two busy threads held to one CPU take turns. `slice`: the median turn; `switch_cost`:
 // the median gap from one's turn to the other's, less the median gap a lone busy thread sees (the
-// interruptions every thread pays, which the node's speed includes). Each is measured `seconds`.
+// timer's interrupt, which every thread pays and the node's speed counts). Each is measured
+// `seconds`; {0, 0} when the threads cannot be held to one CPU or do not take turns. Medians, so
+// that a CPU quota's stalls do not count.
 struct Slicing {
   double slice = 0, switch_cost = 0;
 };

@@ -16,7 +16,7 @@
 //   - send_buffer: node 0's socket send buffer to node k after the large messages, as the kernel has
 //     grown it: how much of a message a step writes into the socket itself (a non-blocking write);
 //   - time_slice / context_switch: on node k, two busy threads held to one CPU: their median turn,
-//     and their median switch less the gaps a lone busy thread sees (host_probes.hpp);
+//     and their median switch less the timer's interrupt a lone busy thread sees (host_probes.hpp);
 //   - cpu_per_local_message: on node k, empty objects from a split to a leaf and on to a merge, all
 //     on one thread of the node, the median of 5 bursts: the wall time per message (times the node's
 //     speed), the runtime's handling of a message that stays on its node;
@@ -227,20 +227,11 @@ struct Forward : dps::Split<Probe, Probe> {
 };
 struct Measure : dps::Leaf<Probe, Sample> {
   Sample execute(const Probe& p) {
-    Sample s{static_cast<long>(node()),
-             1,
-             workers_here(),
-             host_key(),
-             clock_seconds(CLOCK_PROCESS_CPUTIME_ID),
-             0,
-             0,
-             0,
-             0,
-             0,
-             0,
-             0,
-             0,
-             this_host()};
+    Sample s{.node = static_cast<long>(node()),
+             .workers = workers_here(),
+             .host = host_key(),
+             .process_cpu_s = clock_seconds(CLOCK_PROCESS_CPUTIME_ID),
+             .host_name = this_host()};
     if (p.iterations > 0) {
       const double cpu = clock_seconds(CLOCK_THREAD_CPUTIME_ID), wall = clock_seconds(CLOCK_MONOTONIC);
       s.loop_sum = loop(p.iterations);

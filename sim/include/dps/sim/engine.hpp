@@ -103,7 +103,8 @@ class Engine {
   // At `time` (not before now).
   void timer(double time, Completion done);
   // The bytes of the messages from one node to another that have not arrived yet, as a TCP
-  // connection's send buffer holds them (fifo networks; 0 on others, whose messages are flows).
+  // connection's send buffer holds them (fifo networks; 0 on others, whose messages are flows). A
+  // message counts whole until it arrives, where a socket frees its bytes as they are acknowledged.
   double unsent(VNode from, VNode to) const;
 
   // Runs the earliest event (its listener may start new actions); false when nothing is pending.

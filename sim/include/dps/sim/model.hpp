@@ -157,6 +157,7 @@ struct NetworkModel {
   // A step copies up to that much of what it sends to each other node into the socket itself
   // (the runtime's direct writes), at cpu_per_send / bandwidth per byte, ahead of what it does next;
   // the transfer charges its source the sending CPU of the rest only. 0: the transfers pay it all.
+  // With `flows` connections nothing is on its way to fill the buffer: each message finds it empty.
   double send_buffer = 0.0;
 };
 
