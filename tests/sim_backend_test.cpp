@@ -229,6 +229,18 @@ std::pair<std::map<std::string, double>, std::map<std::string, int>> spans_of(co
   return {busy, steps};
 }
 
+// Node 0's master splits 50 into 5 pieces for adders on node 1 and merges their sums: the call's trace.
+void split_across_two_nodes(const ClusterModel& model, MemoryTrace& trace) {
+  Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
+  s.app->trace_to(&trace);
+  auto master = s.app->threads<Stateless>("master", 1);
+  auto adders = s.app->threads<Stateless>("adders", 0);
+  adders.add_on(1);
+  auto graph = s.app->graph(op<Pieces<>>(master).named("split") >> op<AddRange<>>(adders).named("add") >>
+                            op<SumPartials<>>(master).named("merge"));
+  EXPECT_EQ(graph.call(Range{0, 50}).get().sum, 1225);
+}
+
 // A step writes what it sends to other nodes itself, as the runtime's do: each such message's own CPU
 // (cpu_per_message) lengthens the step that sends it, and only its receiver pays it beside the steps.
 // Node 0 splits 50 into 5 pieces for node 1, whose leaves send the results back; the merge's output
@@ -237,15 +249,8 @@ TEST(SimBackend, AStepPaysTheCpuOfWhatItSendsToOtherNodes) {
   ClusterModel model = cluster(2);
   model.groups[0].cores = 2;  // what a node receives is paid beside its steps, not in their way
   model.network.cpu_per_message = 1e-3;
-  Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
   MemoryTrace trace;
-  s.app->trace_to(&trace);
-  auto master = s.app->threads<Stateless>("master", 1);
-  auto adders = s.app->threads<Stateless>("adders", 0);
-  adders.add_on(1);
-  auto graph = s.app->graph(op<Pieces<>>(master).named("split") >> op<AddRange<>>(adders).named("add") >>
-                            op<SumPartials<>>(master).named("merge"));
-  EXPECT_EQ(graph.call(Range{0, 50}).get().sum, 1225);
+  split_across_two_nodes(model, trace);
   auto [busy, steps] = spans_of(trace);
   std::map<NodeId, int> sent;  // by the sending node: every message here is sent by a step
   for (const auto& t : trace.transfers()) ++sent[t.from];
@@ -268,28 +273,13 @@ TEST(SimBackend, AStepCopiesWhatItSendsIntoItsSocketsBufferAsFarAsTheBufferTakes
     model.groups[0].speed = speed;
     model.network.fifo = true;
     model.network.cpu_per_send = 0.5;
-    Simulated probe(model, SimOptions{.pdexec = true, .nodes = 2});  // the pieces' size, with no buffer
-    MemoryTrace sizes;
-    probe.app->trace_to(&sizes);
-    auto probe_master = probe.app->threads<Stateless>("master", 1);
-    auto probe_adders = probe.app->threads<Stateless>("adders", 0);
-    probe_adders.add_on(1);
-    auto sized =
-        probe.app->graph(op<Pieces<>>(probe_master) >> op<AddRange<>>(probe_adders) >> op<SumPartials<>>(probe_master));
-    EXPECT_EQ(sized.call(Range{0, 50}).get().sum, 1225);
+    MemoryTrace sizes;  // the pieces' size, with no buffer
+    split_across_two_nodes(model, sizes);
     ASSERT_FALSE(sizes.transfers().empty());
     const double piece = static_cast<double>(sizes.transfers().front().bytes);
     model.network.send_buffer = buffer * piece;
-
-    Simulated s(model, SimOptions{.pdexec = true, .nodes = 2});
     MemoryTrace trace;
-    s.app->trace_to(&trace);
-    auto master = s.app->threads<Stateless>("master", 1);
-    auto adders = s.app->threads<Stateless>("adders", 0);
-    adders.add_on(1);
-    auto graph = s.app->graph(op<Pieces<>>(master).named("split") >> op<AddRange<>>(adders).named("add") >>
-                              op<SumPartials<>>(master).named("merge"));
-    EXPECT_EQ(graph.call(Range{0, 50}).get().sum, 1225);
+    split_across_two_nodes(model, trace);
     auto [busy, steps] = spans_of(trace);
     int pieces = 0;
     for (const auto& t : trace.transfers())
