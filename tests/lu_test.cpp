@@ -8,6 +8,7 @@
 
 #include "kernel_model.hpp"
 #include "lu.hpp"
+#include "scratch.hpp"
 
 #include <gtest/gtest.h>
 #include <lapacke.h>
@@ -158,7 +159,8 @@ TEST(LuKernelModel, ReadsBackWhatItWroteAndAFileWithoutCopiesChargesNone) {
   model.sizes = {16, 32};
   model.multiply = {1e-6, 2e-10, 3};
   model.copy = {0, 4e-10, 2};
-  const std::string path = ::testing::TempDir() + "/lu_kernels.json";
+  const dps::test::Scratch scratch;  // a folder of its own: runs side by side do not share the file
+  const std::string path = (scratch.dir / "lu_kernels.json").string();
   model.save(path);
   const lu::KernelModel back = lu::KernelModel::load(path);
   EXPECT_DOUBLE_EQ(back.at(32).multiply, model.at(32).multiply);
@@ -189,7 +191,8 @@ TEST(LuKernelModel, TheUpdateIsMeasuredOnTheMatrixLayoutAndChargedAsSuch) {
   model.n = 256;
   model.measured_on = "n1";
   model.measured_at = "2026-11-26T18:01:08+0000";
-  const std::string path = ::testing::TempDir() + "/lu_kernels_update.json";
+  const dps::test::Scratch scratch;  // a folder of its own: runs side by side do not share the file
+  const std::string path = (scratch.dir / "lu_kernels_update.json").string();
   model.save(path);
   const lu::KernelModel back = lu::KernelModel::load(path);
   EXPECT_DOUBLE_EQ(back.at(32).update, 6e-10 * 32 * 32 * 32);
@@ -220,7 +223,8 @@ TEST(LuKernelModel, TheSwapsBeyondTheFirstRPivotsOnABlockAreChargedApart) {
   model.sizes = {16, 32};
   model.swap = {0, 1e-8, 2};
   model.swap_more = {0, 3e-9, 1};
-  const std::string path = ::testing::TempDir() + "/lu_kernels_swap.json";
+  const dps::test::Scratch scratch;  // a folder of its own: runs side by side do not share the file
+  const std::string path = (scratch.dir / "lu_kernels_swap.json").string();
   model.save(path);
   EXPECT_DOUBLE_EQ(lu::KernelModel::load(path).at(32).swap_more, 3e-9 * 32);
   std::ifstream in(path);

@@ -9,6 +9,8 @@
 #include <dps/net/launcher.hpp>
 #include <gtest/gtest.h>
 
+#include "scratch.hpp"
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,28 +51,6 @@ inline std::unique_ptr<Application> in_processes(std::vector<std::string> option
   for (auto& w : words) argv.push_back(w.data());
   return std::make_unique<Application>(static_cast<int>(argv.size()), argv.data());
 }
-
-// A directory of its own for a test's files, removed at the end.
-struct Scratch {
-  std::filesystem::path dir;
-  Scratch() {
-    char pattern[] = "/tmp/dps-test-XXXXXX";
-    dir = ::mkdtemp(pattern);
-  }
-  ~Scratch() { std::filesystem::remove_all(dir); }
-  std::filesystem::path write(const std::string& name, const std::string& text, bool executable = false) const {
-    const std::filesystem::path p = dir / name;
-    std::ofstream(p) << text;
-    if (executable) std::filesystem::permissions(p, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
-    return p;
-  }
-  std::string read(const std::string& name) const {
-    std::ifstream in(dir / name);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-};
 
 // The value of `f`, or an error naming `what` once it took `limit`: a hang in another process then
 // says where it was instead of ending as a silent test timeout.
