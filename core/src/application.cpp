@@ -24,6 +24,8 @@
 namespace dps {
 
 namespace {
+
+constexpr double kDefaultCheckpointEvery = 1.0;  // seconds
 void mark_phase(Runtime& runtime, std::string_view name, bool begin) {
   if (TraceSink* sink = runtime.tracer()) sink->phase({name, begin, runtime.now()});
 }
@@ -71,6 +73,7 @@ CommandLine Application::parse(int argc, char** argv) {
   CommandLine c;
   c.argc = argc;
   c.argv = argv;
+  bool fault_tolerance = false, every_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--nodes" || arg == "--workers") {
@@ -81,10 +84,18 @@ CommandLine Application::parse(int argc, char** argv) {
       (arg == "--hostfile" ? c.hostfile : c.trace) = argv[++i];
     } else if (arg == "--local") {
       c.in_process = true;
+    } else if (arg == "--fault-tolerance") {
+      fault_tolerance = true;
+    } else if (arg == "--checkpoint-every") {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a number of seconds");
+      c.checkpoint_every = positive_number(arg, argv[++i]);
+      every_given = true;
     } else {
       c.rest.push_back(arg);
     }
   }
+  if (every_given && !fault_tolerance) throw std::invalid_argument("--checkpoint-every needs --fault-tolerance");
+  if (fault_tolerance && !every_given) c.checkpoint_every = kDefaultCheckpointEvery;
   return c;
 }
 
@@ -97,6 +108,11 @@ Application::Application(CommandLine command_line, BackendMaker make) {
     start(make(command_line));
   }
   args_ = std::move(command_line.rest);
+  if (command_line.checkpoint_every > 0) {
+    if (nodes() < 2)
+      throw std::invalid_argument("--fault-tolerance needs at least two nodes: a thread's checkpoint is held by another node");
+    runtime_->fault_tolerance(command_line.checkpoint_every);
+  }
   if (!runtime_->coordinates()) {  // another node's process: it serves, then ends here
     const int status = backend_->serve();
     runtime_.reset();

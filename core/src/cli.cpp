@@ -28,6 +28,8 @@ std::size_t positive_count(const std::string& option, const std::string& text) {
   return value;
 }
 
+double positive_number(const std::string& option, const std::string& text) { return number<double>(option, text); }
+
 long whole_number(const std::string& option, const std::string& text) {
   long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -44,7 +44,7 @@ void Thread::forward_frame(const Forwarder& f) {
 // A forwarder's objects go to the frame's owner; gone, it took its failed call with it.
 void Thread::pass_on(std::uint64_t owner, Envelope* e) {
   if (Thread* to = runtime_.thread(owner))
-    runtime_.send(node(), *to, e);
+    send_data(*to, e);
   else
     delete e;
 }

@@ -54,6 +54,10 @@ Thread& Runtime::adopt(std::unique_ptr<Thread> thread) {
   Thread& t = *(threads_[uid] = std::move(thread));
   by_uid_.grow_to_at_least(uid + 1);
   by_uid_[uid].store(&t, std::memory_order_release);
+  if (fault_tolerant()) {
+    t.keep_records();
+    if (hosts(t) && t.node() != 0) t.checkpoint();  // as created: a node may fail before it runs
+  }
   return t;
 }
 
@@ -206,6 +210,10 @@ void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input,
     fail_call(id, std::current_exception());
     return;
   }
+  if (fault_tolerant()) {  // kept until the checkpoint of the thread it goes to covers it
+    std::lock_guard lock(recovery_mu_);
+    inputs_.send(*e, 0, to->uid(), Stamp::kFinal, 0);
+  }
   send(backend_.local_node(), *to, e);
 }
 
@@ -294,8 +302,7 @@ Thread& Runtime::route(const GraphCore& graph, std::uint32_t vertex, const Envel
 
 void Runtime::finish_call(NodeId from, Envelope* e) {
   if (simulation_ && simulation_->send_result(from, e)) return;
-  complete_call(*e->graph, e->call, std::move(e->payload));
-  delete e;
+  deliver_result(e);
 }
 
 void Runtime::send(NodeId from, Thread& to, Envelope* e) {

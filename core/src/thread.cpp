@@ -43,7 +43,9 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
   // A turn of the worker policy: until no work is left, or the step that spends the budget or finds
   // an urgent thread waiting.
   for (std::size_t steps = 1;; ++steps) {
-    if (!ready_.empty()) {  // operations woken by the last message go first: pipelining
+    if (recovery_ && checkpoint_due()) {
+      checkpoint();  // a step of its own, between two operations
+    } else if (!ready_.empty()) {  // operations woken by the last message go first: pipelining
       Activity* a = ready_.front();
       ready_.pop_front();
       resume(*a);
@@ -56,6 +58,7 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
         yielded_.pop_front();
         resume(*a);
       } else {
+        if (recovery_ && !recovery_->uncovered.empty()) cover_now();
         if (mailbox_.try_idle()) return false;
         --steps;  // something arrived meanwhile: take it
         continue;
@@ -95,6 +98,7 @@ void Thread::relocate(NodeId node, const std::string& image) {
   else  // a stand-in receiving the thread
     state_ = detail::make_state(collection_.state_type(), &image);
   node_.store(node, std::memory_order_release);
+  if (recovery_) recovery_->last = -1;  // its backup may be where it now runs: a new one at once
 }
 
 void Thread::depart(NodeId node) {
@@ -111,7 +115,13 @@ std::vector<Thread::Forwarder> Thread::forwarders() const {
 
 void Thread::handle(Envelope* e) {
   switch (e->kind) {
-    case Message::Data: on_data(e); return;
+    case Message::Data:
+      if (recovery_ && !admit(e)) return;
+      on_data(e);
+      return;
+    case Message::Stored: on_stored(static_cast<std::uint32_t>(e->count)); break;
+    case Message::Covered: on_covered(e->peer, static_cast<std::uint32_t>(e->frame), static_cast<std::uint64_t>(e->count)); break;
+    case Message::Resend: on_resend(e->peer); break;
     case Message::Abort: on_abort(e->call); break;
     case Message::Retire: on_retire(e); break;
     case Message::Migrate: on_migrate(e); break;
@@ -157,7 +167,7 @@ void Thread::run_leaf(Envelope* e) {
 }
 
 void Thread::emit(Envelope* e, const std::string& poster) {
-  if (e->vertex == GraphCore::kSink) return runtime_.finish_call(node(), e);
+  if (e->vertex == GraphCore::kSink) return send_result(e);
   Thread* to = nullptr;
   try {
     to = &runtime_.route(*e->graph, e->vertex, *e);
@@ -166,7 +176,7 @@ void Thread::emit(Envelope* e, const std::string& poster) {
     delete e;
     return;
   }
-  runtime_.send(node(), *to, e);
+  send_data(*to, e);
 }
 
 void Thread::start_producer(Envelope* e) {

@@ -3,7 +3,7 @@
 
 namespace dps {
 
-static_assert(static_cast<int>(Lifecycle::NodeRemoved) == static_cast<int>(trace::Change::NodeRemoved),
+static_assert(static_cast<int>(Lifecycle::ThreadRestored) == static_cast<int>(trace::Change::ThreadRestored),
               "the file's lifecycle changes are the kernel's");
 
 TraceFile::TraceFile(const std::string& path) : out_(path) {}

@@ -22,7 +22,9 @@ const char* command_line_backend_help() {
          "  --pdexec            partial direct execution: dps::compute charges its estimate instead of running\n"
          "  --noalloc           large arrays allocate nothing (with --pdexec)\n"
          "  --measure K         time the first K runs of each dps::compute (per estimate), then charge their mean\n"
-         "  --stats FILE        write per-node utilization and dynamic efficiency (JSON) at the end\n";
+         "  --stats FILE        write per-node utilization and dynamic efficiency (JSON) at the end\n"
+         "  --fail NODE@SECONDS kill virtual node NODE at that simulated time (repeatable; with --fault-tolerance\n"
+         "                      the run goes on, its threads rebuilt from their checkpoints)\n";
 }
 
 std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
@@ -49,6 +51,13 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
       options.measure = static_cast<unsigned>(std::min<std::size_t>(positive_count(arg, value(i, arg)), ~0u));
     } else if (arg == "--stats") {
       options.statistics = value(i, arg);
+    } else if (arg == "--fail") {
+      const std::string text = value(i, arg);
+      const auto at = text.find('@');
+      if (at == std::string::npos) throw std::invalid_argument("--fail expects NODE@SECONDS, got '" + text + "'");
+      const long node = whole_number(arg, text.substr(0, at));
+      if (node < 0) throw std::invalid_argument("--fail expects NODE@SECONDS, got '" + text + "'");
+      options.failures.push_back({static_cast<NodeId>(node), positive_number(arg, text.substr(at + 1))});
     } else {
       rest.push_back(arg);
     }

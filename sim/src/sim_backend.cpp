@@ -10,6 +10,7 @@
 
 #include "dps/kernel/worker_policy.hpp"
 #include "dps/errors.hpp"
+#include "dps/kernel/recovery_log.hpp"
 #include "dps/kernel/runtime.hpp"
 #include "dps/kernel/thread.hpp"
 #include "dps/trace.hpp"
@@ -32,7 +33,7 @@ namespace worker_policy = detail::worker_policy;
 
 namespace {
 
-constexpr std::uint64_t kStepTag = 0, kDeliveryTag = 1;
+constexpr std::uint64_t kStepTag = 0, kDeliveryTag = 1, kFailureTag = 2, kDetectionTag = 3;
 constexpr int kKindShift = 62;
 constexpr std::uint64_t tag(std::uint64_t kind, std::uint64_t index) { return kind << kKindShift | index; }
 
@@ -110,17 +111,24 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     unsigned handed = 0;  // inline: messages from other nodes its network thread read meanwhile
     NodeId node = 0;      // where the current step runs
     double start = 0, work = 0;
+    std::size_t running = 0;  // its computation, in `running`
     std::vector<Effect> effects;
+    std::vector<std::shared_ptr<const detail::Checkpoint>> checkpoints;  // to its buddy when it ends
     std::optional<StepEvent> step;  // the operation step the kernel reported, if any
     std::optional<Move> move;
   };
   struct Delivery {
-    enum class Kind : std::uint8_t { Envelope, Result, Migration } kind;
+    enum class Kind : std::uint8_t { Envelope, Result, Migration, Checkpoint } kind;
     NodeId from, to_node;
     std::uint64_t to;
     Envelope* e;
     double start, bytes;
     SenderPaid paid;
+    std::shared_ptr<const detail::Checkpoint> checkpoint{};
+  };
+  struct Backup {
+    std::shared_ptr<const detail::Checkpoint> checkpoint;
+    NodeId node;
   };
   struct Mean {
     unsigned n = 0;
@@ -138,6 +146,13 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     } catch (...) {
       for (VNode v : vnodes) engine->release(v);  // the cluster is not left with nodes nobody owns
       throw;
+    }
+    for (const SimOptions::Failure& f : options.failures) {
+      if (f.node == 0 || f.node >= options.nodes)
+        throw std::invalid_argument("--fail " + std::to_string(f.node) + "@" + format(f.time) + ": " +
+                                    (f.node == 0 ? "node 0 coordinates the application; its loss is not simulated"
+                                                 : "the application starts on nodes 0 to " + std::to_string(options.nodes - 1)));
+      engine->timer(f.time, {this, tag(kFailureTag, f.node)});
     }
   }
 
@@ -159,6 +174,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     const auto id = static_cast<NodeId>(vnodes.size());
     vnodes.push_back(v);
     live.push_back(id);
+    dead.push_back(false);
     workers_used.push_back(0);
     inline_turn.push_back(nullptr);
     parked.emplace_back();
@@ -186,7 +202,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     auto it = slots.find(t.uid());
     if (it == slots.end()) return true;
     const Slot& s = it->second;
-    if (&s == current || s.state != Slot::State::Idle || s.runner != Slot::Runner::None || s.move || !s.effects.empty())
+    if (&s == current || s.state != Slot::State::Idle || s.runner != Slot::Runner::None || s.move || !s.effects.empty() ||
+        !s.checkpoints.empty())
       return false;
     slots.erase(it);
     return true;
@@ -334,7 +351,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     ++stats.steps;
     if (s.work > 0) {
       ++outstanding;
-      engine->compute(vnode(s.node), s.work, {this, tag(kStepTag, t.uid())});
+      s.running = take_index(running, free_running, t.uid());
+      engine->compute(vnode(s.node), s.work, {this, tag(kStepTag, s.running)});
     } else {
       finish(s);
     }
@@ -403,6 +421,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       deliver(s.node, f.to, f.e, f.paid, f.paid_to);
     }
     s.effects.clear();
+    for (auto& c : s.checkpoints) send_checkpoint(s.node, s.thread->uid(), std::move(c));
+    s.checkpoints.clear();
     if (s.move) start_move(s);
     kick(s);
     end_turn(s);
@@ -434,6 +454,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     Thread* thread = to ? runtime->thread(to) : nullptr;
     if (to && !thread) return runtime->redirect(from, e);
     const NodeId dest = thread ? thread->node() : 0;
+    if (dead[dest]) return lost(dest, e);
     if (vnode(from) == vnode(dest)) {
       ++stats.local_messages;
       if (thread)
@@ -447,16 +468,20 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
                       wire_bytes(*e), paid});
   }
 
-  void transfer(const Delivery& d) {
-    std::size_t index;
-    if (!free_deliveries.empty()) {
-      index = free_deliveries.back();
-      free_deliveries.pop_back();
-      deliveries[index] = d;
-    } else {
-      index = deliveries.size();
-      deliveries.push_back(d);
+  template <class T>
+  static std::size_t take_index(std::vector<T>& items, std::vector<std::size_t>& free, T item) {
+    if (free.empty()) {
+      items.push_back(std::move(item));
+      return items.size() - 1;
     }
+    const std::size_t index = free.back();
+    free.pop_back();
+    items[index] = std::move(item);
+    return index;
+  }
+
+  void transfer(const Delivery& d) {
+    const std::size_t index = take_index(deliveries, free_deliveries, d);
     ++outstanding;
     ++stats.messages;
     stats.bytes += d.bytes;
@@ -465,9 +490,14 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   }
 
   void arrive(std::size_t index) {
-    const Delivery d = deliveries[index];
+    Delivery d = std::move(deliveries[index]);
+    deliveries[index].checkpoint.reset();
     free_deliveries.push_back(index);
     if (user) user->transfer({d.from, d.to_node, static_cast<std::uint64_t>(d.bytes), d.start, engine->now()});
+    if ((dead[d.from] || dead[d.to_node]) && d.kind != Delivery::Kind::Migration) {  // lost with its node's sockets
+      delete d.e;
+      return;
+    }
     switch (d.kind) {
       case Delivery::Kind::Envelope:
         if (stopped) {
@@ -495,17 +525,94 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
         Move m = std::move(*s.move);
         s.move.reset();
         s.state = Slot::State::Idle;
-        s.thread->relocate(m.to, m.state);
-        m.arrived(nullptr);
+        if (dead[d.from] || dead[d.to_node]) {  // it stays where it was, or was rebuilt from its checkpoint
+          const NodeId failed = dead[d.from] ? d.from : d.to_node;
+          m.arrived(std::make_exception_ptr(NodeFailure(failed, "it failed while " + s.thread->name() + " migrated")));
+        } else {
+          s.thread->relocate(m.to, m.state);
+          backups.erase(d.to);  // held where it was: a new one once it can
+          m.arrived(nullptr);
+        }
         kick(s);
+        break;
+      }
+      case Delivery::Kind::Checkpoint: {
+        Thread* t = runtime->thread(d.to);
+        if (stopped || !t || dead[t->node()]) break;
+        hold(d.to, std::move(d.checkpoint), d.to_node);
         break;
       }
     }
   }
 
-  void complete(Envelope* e) {
-    runtime->complete_call(*e->graph, e->call, std::move(e->payload));
+  void complete(Envelope* e) { runtime->deliver_result(e); }
+
+  // --- failures (--fail NODE@SECONDS) ---
+
+  // The node after `node` among the live ones: it holds the checkpoints of `node`'s threads.
+  NodeId buddy(NodeId node) const {
+    auto it = std::upper_bound(live.begin(), live.end(), node);
+    if (it == live.end()) it = live.begin();
+    return *it;
+  }
+
+  void send_checkpoint(NodeId from, std::uint64_t uid, std::shared_ptr<const detail::Checkpoint> checkpoint) {
+    if (dead[from]) return;
+    const NodeId holder = buddy(from);
+    if (holder == from) return;  // no other node left to hold it
+    const double bytes = static_cast<double>(checkpoint->bytes()) + engine->model().network.header_bytes;
+    transfer(Delivery{Delivery::Kind::Checkpoint, from, holder, uid, nullptr, engine->now(), bytes, {}, std::move(checkpoint)});
+  }
+
+  // `holder` holds thread `uid`'s checkpoint, and tells the thread.
+  void hold(std::uint64_t uid, std::shared_ptr<const detail::Checkpoint> checkpoint, NodeId holder) {
+    if (const auto it = backups.find(uid); it != backups.end() && it->second.checkpoint->epoch > checkpoint->epoch) return;
+    auto* e = new Envelope;
+    e->kind = Message::Stored;
+    e->count = checkpoint->epoch;
+    backups[uid] = Backup{std::move(checkpoint), holder};
+    deliver(holder, uid, e);
+  }
+
+  // A message for a node that is gone: under fault tolerance its sender sends it again to where the
+  // thread is rebuilt; otherwise its call fails, as a send over a closed connection does.
+  void lost(NodeId dest, Envelope* e) {
+    if (!runtime->fault_tolerant() && e->kind == Message::Data)
+      runtime->fail_call(e->call, std::make_exception_ptr(NodeFailure(dest, "it was killed (--fail)")));
     delete e;
+  }
+
+  // The node stops at once: its steps' work and what they were to send are lost, and so is what it
+  // held of other nodes' checkpoints. Node 0 hears of it once its connection closes, a latency later.
+  void fail_node(NodeId node) {
+    if (stopped || dead[node]) return;
+    auto it = std::find(live.begin(), live.end(), node);
+    if (it == live.end()) return;  // removed before
+    live.erase(it);
+    dead[node] = true;
+    stats.node_left(node, engine->now());
+    for (auto& [uid, s] : slots)
+      if (s.thread && s.thread->node() == node && s.state != Slot::State::Moving) stop_thread(s);
+    parked[node].clear();
+    inline_turn[node] = nullptr;
+    workers_used[node] = 0;
+    std::erase_if(backups, [node](const auto& entry) { return entry.second.node == node; });
+    engine->timer(engine->now() + engine->model().network.latency, {this, tag(kDetectionTag, node)});
+  }
+
+  void stop_thread(Slot& s) {
+    if (s.state == Slot::State::Running) running[s.running] = 0;  // its computation ends unseen
+    if (s.state == Slot::State::Ready) std::erase(ready, &s);
+    for (const Effect& f : s.effects) {
+      if (f.paid.bytes > 0) sent(vnode(s.node), f);
+      delete f.e;
+    }
+    s.effects.clear();
+    s.checkpoints.clear();
+    s.step.reset();
+    s.state = Slot::State::Idle;
+    s.runner = Slot::Runner::None;
+    s.wanted = false;
   }
 
   void start_move(Slot& s) {
@@ -520,12 +627,21 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   // --- Listener: an action of this application ended ---
 
   void finished(std::uint64_t t) override {
-    --outstanding;
     const std::uint64_t index = t & ((std::uint64_t{1} << kKindShift) - 1);
-    if (t >> kKindShift == kStepTag)
-      finish(slots.at(index));
-    else
-      arrive(index);
+    switch (t >> kKindShift) {
+      case kStepTag: {
+        --outstanding;
+        const std::uint64_t uid = std::exchange(running[index], 0);
+        free_running.push_back(index);
+        if (uid) finish(slots.at(uid));  // else its node failed meanwhile
+        break;
+      }
+      case kDeliveryTag: --outstanding, arrive(index); break;
+      case kFailureTag: fail_node(static_cast<NodeId>(index)); break;
+      case kDetectionTag:
+        if (!stopped) runtime->node_failed(static_cast<NodeId>(index), "it was killed at t = " + format(engine->now()) + " s");
+        break;
+    }
   }
 
   // --- TraceSink: the kernel reports here; steps get their simulated times, then go to the user's sink ---
@@ -545,11 +661,13 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       case Lifecycle::ThreadAdded: stats.threads_changed(e.node, +1, now); break;
       case Lifecycle::ThreadRemoved: stats.threads_changed(e.node, -1, now); break;
       case Lifecycle::ThreadMigrated:
+      case Lifecycle::ThreadRestored:
         stats.threads_changed(e.node, -1, now);
         stats.threads_changed(e.to, +1, now);
         break;
       case Lifecycle::NodeAdded:
-      case Lifecycle::NodeRemoved: break;  // add_node and remove_node saw them
+      case Lifecycle::NodeRemoved:
+      case Lifecycle::NodeFailed: break;  // add_node, remove_node and fail_node saw them
     }
     if (user) user->lifecycle(e);
   }
@@ -635,6 +753,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
 
   std::vector<VNode> vnodes;  // by NodeId, including removed nodes
   std::vector<NodeId> live;
+  std::vector<bool> dead;     // by NodeId: failed
+  std::unordered_map<std::uint64_t, Backup> backups;  // by thread uid: its last checkpoint a live node holds
   std::unordered_map<std::uint64_t, Slot> slots;  // by thread uid, until the runtime frees the thread
   std::deque<Slot*> ready;    // threads to run a step now, in order
   std::vector<unsigned> workers_used;         // by node: workers held
@@ -643,6 +763,8 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   bool arriving = false;                      // a message from another node is being delivered
   Slot* current = nullptr;    // the step running
   std::vector<Delivery> deliveries;
+  std::vector<std::uint64_t> running;  // the uids of the threads whose steps compute (0: their node failed)
+  std::vector<std::size_t> free_running;
   // By from << 32 | to: what steps of one node copied into their sockets for another, not sent yet.
   struct Copied {
     double bytes = 0;
@@ -710,6 +832,21 @@ double SimBackend::now() const { return impl_->engine->now(); }
 unsigned SimBackend::cores(NodeId node) const { return impl_->engine->cores(impl_->vnode(node)); }
 double SimBackend::speed(NodeId node) const { return impl_->engine->speed(impl_->vnode(node)); }
 SimulationHooks* SimBackend::simulation() noexcept { return impl_.get(); }
+
+void SimBackend::keep_backup(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) {
+  Impl& s = *impl_;
+  if (s.current && s.current->thread == &thread) {
+    s.current->checkpoints.push_back(std::move(checkpoint));  // it leaves when the step ends
+  } else {  // as created: node 0 made the state, and holds it
+    s.hold(thread.uid(), std::move(checkpoint), 0);
+  }
+}
+
+Backend::Backup SimBackend::backup(std::uint64_t uid) const {
+  const auto it = impl_->backups.find(uid);
+  if (it == impl_->backups.end()) return {};
+  return {it->second.checkpoint, it->second.node};
+}
 
 // --- the kernel's simulation hooks ---
 

@@ -69,11 +69,11 @@ void write_chrome(const Trace& t, std::ostream& out, std::size_t bins) {
           id + ", \"ts\": " + us(x.start));
   }
   for (const Lifecycle& c : t.changes) {
-    const bool of_thread = c.kind <= Change::ThreadMigrated;
+    const bool thread_change = of_thread(c.kind);
     std::string name = describe(c.kind);
-    if (c.kind == Change::ThreadMigrated) name += " to node " + std::to_string(c.to);
-    event("\"ph\": \"i\", \"s\": \"" + std::string(of_thread ? "t" : "p") + "\", " +
-          track(c.node, of_thread ? c.thread : 0) + ", \"name\": " + json::quoted(name) + ", \"ts\": " + us(c.time));
+    if (moves(c.kind)) name += " to node " + std::to_string(c.to);
+    event("\"ph\": \"i\", \"s\": \"" + std::string(thread_change ? "t" : "p") + "\", " +
+          track(c.node, thread_change ? c.thread : 0) + ", \"name\": " + json::quoted(name) + ", \"ts\": " + us(c.time));
   }
   // Phases as async slices on node 0.
   for (std::size_t i = 0; i < summary.phases.size(); ++i) {

@@ -190,10 +190,10 @@ void write_paje(const Trace& t, std::ostream& out, std::size_t bins) {
   }
   for (const Lifecycle& c : t.changes) {
     std::string name = describe(c.kind);
-    if (c.kind == Change::ThreadMigrated) name.append(" to node ").append(std::to_string(c.to));
-    if (c.kind <= Change::ThreadMigrated && threads.contains({c.node, c.thread}))
+    if (moves(c.kind)) name.append(" to node ").append(std::to_string(c.to));
+    if (of_thread(c.kind) && threads.contains({c.node, c.thread}))
       add(c.time, 1, line("9", time(c.time), "ET_Change", thread(c.node, c.thread), quoted(name)));
-    else if (c.kind > Change::ThreadMigrated)
+    else if (!of_thread(c.kind))
       add(c.time, 1, line("9", time(c.time), "ET_NodeChange", node(c.node), quoted(name)));
   }
   for (std::size_t b = 0; b < summary.efficiency_over_time.size(); ++b) {

@@ -10,6 +10,8 @@ const char* describe(Change c) {
     case Change::ThreadMigrated: return "thread migrated";
     case Change::NodeAdded: return "node added";
     case Change::NodeRemoved: return "node removed";
+    case Change::NodeFailed: return "node failed";
+    case Change::ThreadRestored: return "thread restored";
   }
   return "unknown change";
 }

@@ -27,9 +27,11 @@ Allocation allocation(const Trace& t, double start) {
     switch (c->kind) {
       case Change::ThreadAdded: held.threads(c->node, +1, c->time); break;
       case Change::ThreadRemoved: held.threads(c->node, -1, c->time); break;
-      case Change::ThreadMigrated: held.threads(c->node, -1, c->time), held.threads(c->to, +1, c->time); break;
+      case Change::ThreadMigrated:
+      case Change::ThreadRestored: held.threads(c->node, -1, c->time), held.threads(c->to, +1, c->time); break;
       case Change::NodeAdded:
-      case Change::NodeRemoved: held.node(c->node); break;
+      case Change::NodeRemoved:
+      case Change::NodeFailed: held.node(c->node); break;
     }
   }
   held.always(0, start);

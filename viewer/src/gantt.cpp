@@ -34,7 +34,7 @@ Gantt::Gantt(const trace::Trace& trace, const Palette& palette) : trace_(trace) 
   for (const trace::Lifecycle& c : trace.changes) {
     if (c.thread == 0) continue;  // a node change
     row(c.node, c.thread, c.collection);
-    if (c.kind == trace::Change::ThreadMigrated) row(c.to, c.thread, c.collection);
+    if (trace::moves(c.kind)) row(c.to, c.thread, c.collection);
   }
   for (auto& [key, r] : rows) {
     std::sort(r.steps.begin(), r.steps.end(),

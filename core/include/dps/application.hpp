@@ -36,6 +36,9 @@ struct CommandLine {
   bool in_process = false;  // --local: every node in this process (LocalBackend)
   std::string hostfile;     // --hostfile FILE: the hosts node processes are started on
   std::string trace;        // --trace FILE: node 0 writes the run's trace there
+  // --fault-tolerance [--checkpoint-every SECONDS]: threads checkpoint to other nodes, and a run
+  // survives the loss of a node other than 0 (docs/fault-tolerance.md); 0: off.
+  double checkpoint_every = 0;
   std::vector<std::string> rest;
   int argc = 0;
   char** argv = nullptr;
@@ -74,9 +77,9 @@ class [[nodiscard]] Phase {
 class Application {
  public:
   explicit Application(ApplicationOptions options = {});
-  // Reads --nodes N, --workers W, --hostfile FILE, --local and --trace FILE; every other argument is
-  // left in args(). Throws
-  // std::invalid_argument with a one-line reason on a bad value. On a cluster, this constructor
+  // Reads --nodes N, --workers W, --hostfile FILE, --local, --trace FILE, --fault-tolerance and
+  // --checkpoint-every S; every other argument is left in args(). Throws std::invalid_argument with a
+  // one-line reason on a bad value. On a cluster, this constructor
   // returns on node 0 only: in the other node processes it serves until node 0's application ends,
   // then ends the process.
   Application(int argc, char** argv) : Application(parse(argc, argv), &detail::command_line_backend) {}
@@ -89,7 +92,10 @@ class Application {
   // The options the backend reads (inline: the backend library that defines it comes after the kernel).
   static std::string options_help() {
     return std::string(detail::command_line_backend_help()) +
-           "  --trace FILE        write the run's trace there (docs/trace-format.md; open it with dps-viewer)\n";
+           "  --trace FILE        write the run's trace there (docs/trace-format.md; open it with dps-viewer)\n"
+           "  --fault-tolerance   threads checkpoint to other nodes, so the run survives the loss of a node\n"
+           "                      (docs/fault-tolerance.md)\n"
+           "  --checkpoint-every S  seconds between a thread's checkpoints (default 1)\n";
   }
   static CommandLine parse(int argc, char** argv);
   const std::vector<std::string>& args() const noexcept { return args_; }

@@ -13,8 +13,10 @@
 #include "dps/priority.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,9 @@ namespace dps {
 
 struct Envelope;
 class Runtime;
+namespace detail {
+struct Checkpoint;
+}
 class SimulationHooks;
 class Thread;
 
@@ -74,6 +79,21 @@ class Backend {
   virtual void stop() {}
   // A process other than node 0 serves until node 0 ends the application; returns its exit status.
   virtual int serve() { return 0; }
+
+  // --- fault tolerance (docs/fault-tolerance.md) ---
+  // Whether it keeps threads' checkpoints on other nodes, and rebuilds a failed node's threads.
+  virtual bool keeps_backups() const { return false; }
+  // Keep `checkpoint` of `thread` on another node than the thread's; once that node holds it, the
+  // thread is sent Message::Stored with its epoch.
+  virtual void keep_backup(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) {
+    (void)thread, (void)checkpoint;
+  }
+  // The last checkpoint of thread `uid` that a live node holds, and that node; none: null.
+  struct Backup {
+    std::shared_ptr<const detail::Checkpoint> checkpoint;
+    NodeId node = 0;
+  };
+  virtual Backup backup(std::uint64_t uid) const { return (void)uid, Backup{}; }
 
   // --- time and modelling ---
   virtual unsigned cores(NodeId node) const { return (void)node, 0u; }  // a node's cores, 0 when unknown

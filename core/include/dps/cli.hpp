@@ -61,6 +61,10 @@ class Cli {
 // integer, got 'TEXT'" otherwise. For parsers that pick their options out of others' (the backends').
 std::size_t positive_count(const std::string& option, const std::string& text);
 
+// The value of a positive real option (--checkpoint-every 0.5): throws std::invalid_argument
+// "OPTION expects a positive number, got 'TEXT'" otherwise.
+double positive_number(const std::string& option, const std::string& text);
+
 // A whole number (--speeds 3=2): throws std::invalid_argument "OPTION expects whole numbers, got 'TEXT'".
 long whole_number(const std::string& option, const std::string& text);
 

@@ -37,7 +37,15 @@ struct TransferEvent {
   double start, end;
 };
 
-enum class Lifecycle : std::uint8_t { ThreadAdded, ThreadRemoved, ThreadMigrated, NodeAdded, NodeRemoved };
+enum class Lifecycle : std::uint8_t {
+  ThreadAdded,
+  ThreadRemoved,
+  ThreadMigrated,
+  NodeAdded,
+  NodeRemoved,
+  NodeFailed,      // the node was lost
+  ThreadRestored,  // rebuilt from its checkpoint: `node` is the failed node, `to` where it runs now
+};
 
 struct LifecycleEvent {
   Lifecycle kind;

@@ -98,6 +98,10 @@ enum class Message : std::uint8_t {
   Abort,     // runtime -> every thread: `call` failed; drop its work
   Retire,    // runtime -> thread: it left its collection; drain and hand back the state
   Migrate,   // runtime -> thread: move to node `count` with its state
+  // Fault tolerance (recovery_log.hpp):
+  Covered,   // receiver `peer` -> sender: its checkpoint covers incarnation `frame` up to link `count`
+  Stored,    // backend -> thread: its checkpoint `count` is held by another node
+  Resend,    // runtime -> thread: send again what it keeps for thread `peer` (0: for every thread)
 };
 
 // Between nodes, data may be passed by the split-frame handshake (lane.hpp). Nothing depends on a
@@ -112,6 +116,22 @@ constexpr Lane lane_of(Message kind) noexcept {
   }
 }
 
+// Under fault tolerance, a data object's sender and its number on the link from that sender
+// (recovery_log.hpp); zero otherwise.
+struct Stamp {
+  std::uint64_t from = 0;       // the sending thread's uid (0: the caller, or no stamp)
+  std::uint64_t link = 0;       // incarnation << 40 | number: one sender's objects to one receiver, in order
+  std::uint32_t epoch = 0;      // the sender's checkpoints taken when it sent it (kFinal: never sent again)
+  std::uint32_t committed = 0;  // ... and held by other nodes: what this incarnation sent before is final
+  std::uint32_t base = 0;       // the checkpoint its incarnation was rebuilt from: what earlier ones sent
+                                // before it is final
+
+  static constexpr std::uint32_t kFinal = ~std::uint32_t{0};
+  static constexpr int kIncarnationShift = 40;
+  std::uint32_t incarnation() const noexcept { return static_cast<std::uint32_t>(link >> kIncarnationShift); }
+  std::uint64_t number() const noexcept { return link & ((std::uint64_t{1} << kIncarnationShift) - 1); }
+};
+
 struct Envelope final {  // final: thread caches recycle blocks of exactly this size
   static void* operator new(std::size_t bytes);
   static void operator delete(void* p) noexcept;
@@ -124,6 +144,7 @@ struct Envelope final {  // final: thread caches recycle blocks of exactly this 
   std::uint64_t seq = 0;  // position of this object in its innermost frame (routes use it)
   FrameStack frames;
   Payload payload;
+  Stamp stamp;
   // control fields
   FrameId frame = 0;
   std::uint64_t peer = 0;  // a thread's uid (0: none)

@@ -10,6 +10,7 @@
 #include "dps/kernel/cluster_link.hpp"
 #include "dps/kernel/epochs.hpp"
 #include "dps/kernel/graph_core.hpp"
+#include "dps/kernel/recovery_log.hpp"
 #include "dps/kernel/simulation_hooks.hpp"
 #include "dps/kernel/envelope.hpp"
 #include "dps/future.hpp"
@@ -105,6 +106,20 @@ class Runtime {
   // be delivered; to a gone thread, whose call failed, it is dropped).
   void control(Thread& from, std::uint64_t to, Message kind, CallId call, FrameId frame, std::uint64_t peer = 0,
                std::int64_t count = 0, bool credit = false);
+  // --- fault tolerance (recovery.cpp) ---
+  // Threads checkpoint to another node every `interval` seconds (throws if the backend keeps no
+  // backups); set before threads are created. Off (0) by default.
+  void fault_tolerance(double interval);
+  double checkpoint_interval() const noexcept { return checkpoint_interval_; }
+  bool fault_tolerant() const noexcept { return checkpoint_interval_ > 0; }
+  // Node 0 (or the simulator): `node` failed. Its threads are rebuilt from their backups where those
+  // are held, and sent again what their checkpoints do not cover; what cannot be rebuilt fails calls.
+  void node_failed(NodeId node, const std::string& reason);
+  // Thread `receiver` (0: the caller), on node `at`, covers what `sender` sent it of `incarnation` up
+  // to link `number`: its checkpoint holds it, or node 0 has it.
+  void cover(NodeId at, std::uint64_t receiver, std::uint64_t sender, std::uint32_t incarnation, std::uint64_t number);
+  void deliver_result(Envelope* e);  // a graph's output reached node 0: complete its call
+
   // Unique across the processes of an application: the node is in the high bits.
   FrameId new_frame() noexcept { return frame_base_ | (next_frame_.fetch_add(1, std::memory_order_relaxed) + 1); }
 
@@ -134,6 +149,12 @@ class Runtime {
 
   mutable std::mutex calls_mu_;
   std::unordered_map<CallId, std::unique_ptr<detail::CallBase>> calls_;
+
+  double checkpoint_interval_ = 0;
+  std::mutex recovery_mu_;          // the caller's records:
+  detail::Outbox inputs_;           // calls' inputs, kept until their first thread's checkpoint covers them
+  detail::Inbox results_;           // calls' results, each once
+  std::unordered_map<std::uint64_t, std::uint32_t> incarnations_;  // by thread uid: times it was rebuilt
 
   std::atomic<CallId> next_call_{0};
   std::atomic<FrameId> next_frame_{0};

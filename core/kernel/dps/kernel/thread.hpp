@@ -12,6 +12,7 @@
 #include "dps/kernel/envelope_cache.hpp"
 #include "dps/kernel/frames.hpp"
 #include "dps/kernel/mailbox.hpp"
+#include "dps/kernel/recovery_log.hpp"
 #include "dps/thread_state.hpp"
 #include "dps/kernel/envelope.hpp"
 #include "dps/future.hpp"
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,6 +84,14 @@ class Thread {
   detail::EnvelopeCache& envelope_cache() noexcept { return envelope_cache_; }
   void release_cached_envelopes() noexcept;  // on its strand, once it left this node (context.cpp)
 
+  // Fault tolerance (recovery.cpp; recovery_log.hpp): on when the runtime's is, for the thread's life.
+  void keep_records();
+  // Runtime side, after its node failed: the thread runs on `node` from `checkpoint` as `incarnation`;
+  // what it held besides is dropped (its senders send it again).
+  void restore(const detail::Checkpoint& checkpoint, NodeId node, std::uint32_t incarnation);
+  // Its first checkpoint, before it ran (its state as created).
+  void checkpoint();
+
  private:
   friend class Runtime;
   friend bool detail::post_now(Activity&, Payload&);
@@ -133,6 +143,16 @@ class Thread {
   void on_credit(FrameId frame, std::int64_t count);
   void on_done(FrameId frame);
   void trace_step(const VertexSpec& spec, CallId call, double start);
+  // recovery.cpp: fault tolerance
+  void send_data(Thread& to, Envelope* e);  // to another thread, stamped and kept under fault tolerance
+  void send_result(Envelope* e);
+  bool admit(Envelope* e);  // false: it waits for its turn, or was handled before (dropped)
+  bool checkpoint_due() const;
+  void on_stored(std::uint32_t epoch);
+  void on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::uint64_t number);
+  void on_resend(std::uint64_t receiver);
+  void cover_now();  // on node 0, which never fails: what it handled is covered at once
+  void wipe();        // its kernel records, as if it had just been created
 
   Runtime& runtime_;
   ThreadsCore& collection_;
@@ -161,6 +181,18 @@ class Thread {
     ClusterLink::Done done;
   };
   std::optional<Move> migration_;
+
+  struct Recovery {
+    detail::Outbox outbox;
+    detail::Inbox inbox;
+    std::uint32_t taken = 0, committed = 0;  // checkpoints, and the last one another node holds
+    double last = -1;                         // when it took the last one (< 0: take one when it can)
+    // By epoch, the links the checkpoints on their way cover; those handled on node 0 not yet said covered.
+    std::map<std::uint32_t, std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> covering;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> uncovered;
+    bool unsaveable = false;  // its state type cannot be serialized
+  };
+  std::unique_ptr<Recovery> recovery_;
 };
 
 }  // namespace dps

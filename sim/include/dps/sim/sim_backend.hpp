@@ -20,6 +20,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dps::sim {
 
@@ -32,6 +33,11 @@ struct SimOptions {
   bool progress = false;   // a progress line on stderr while the simulation runs
   bool report = false;     // print Report::json() on stdout when the application ends
   std::string statistics{};  // write the statistics (JSON) to this file when it ends
+  struct Failure {
+    NodeId node;
+    double time;  // simulated seconds
+  };
+  std::vector<Failure> failures{};  // nodes killed during the run (--fail NODE@SECONDS)
 };
 
 // The figures of a simulated run so far.
@@ -74,6 +80,9 @@ class SimBackend final : public Backend {
   unsigned cores(NodeId node) const override;
   double speed(NodeId node) const override;
   SimulationHooks* simulation() noexcept override;
+  bool keeps_backups() const override { return true; }
+  void keep_backup(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) override;
+  Backup backup(std::uint64_t uid) const override;
 
  private:
   struct Impl;

@@ -34,7 +34,17 @@ struct Transfer {
   double start = 0, end = 0;
 };
 
-enum class Change : std::uint8_t { ThreadAdded, ThreadRemoved, ThreadMigrated, NodeAdded, NodeRemoved };
+enum class Change : std::uint8_t {
+  ThreadAdded,
+  ThreadRemoved,
+  ThreadMigrated,
+  NodeAdded,
+  NodeRemoved,
+  NodeFailed,
+  ThreadRestored,  // rebuilt from its checkpoint after its node (`node`) failed, now on `to`
+};
+constexpr bool of_thread(Change c) noexcept { return c <= Change::ThreadMigrated || c == Change::ThreadRestored; }
+constexpr bool moves(Change c) noexcept { return c == Change::ThreadMigrated || c == Change::ThreadRestored; }
 const char* describe(Change c);  // "thread added", ...
 
 struct Lifecycle {

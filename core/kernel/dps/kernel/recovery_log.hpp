@@ -1,0 +1,117 @@
+// What a thread records so that, when its node fails, it can be rebuilt on another node from its last
+// checkpoint and go on as if nothing had happened (backup threads: Gerlach & Hersch, "Fault-tolerant
+// parallel applications with Dynamic Parallel Schedules"; docs/fault-tolerance.md):
+//  - its Outbox stamps every data object it sends with its uid and the next number on the link to
+//    the receiver, and keeps a copy until the receiver's checkpoint covers it; a rebuilt receiver is
+//    sent the copies again;
+//  - its Inbox handles each sender's objects once and in link order (early ones wait), and drops the
+//    objects a rebuilt sender sends again by their identity until the sender's checkpoints make them
+//    final;
+//  - a Checkpoint is its state, outbox and inbox between two operations, held by another node.
+//
+//   detail::Outbox out;
+//   out.send(*e, sender.uid(), receiver.uid(), taken, committed);   // stamps and keeps
+//   out.covered(receiver.uid(), incarnation, number);               // the receiver's checkpoint holds them
+#pragma once
+
+#include "dps/kernel/envelope.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace dps::detail {
+
+// A data object sent to another thread, as its receiver would get it again.
+struct KeptObject {
+  Stamp stamp;
+  const GraphCore* graph = nullptr;
+  std::uint32_t vertex = 0;
+  CallId call = 0;
+  std::uint64_t seq = 0;
+  FrameStack frames;
+  std::string bytes;  // the payload, encoded
+
+  Envelope* envelope() const;  // a new envelope that carries it again
+};
+
+class Outbox {
+ public:
+  // Stamps `e`, from thread `from` to thread `to` (0: the caller), and keeps a copy of it.
+  void send(Envelope& e, std::uint64_t from, std::uint64_t to, std::uint32_t epoch, std::uint32_t committed);
+  // `to`'s checkpoint holds what it received of `incarnation` up to link `number`: the copies go.
+  void covered(std::uint64_t to, std::uint32_t incarnation, std::uint64_t number);
+  // New envelopes with what it keeps for `to` (for every receiver when 0), in link order.
+  std::vector<std::pair<std::uint64_t, Envelope*>> copies(std::uint64_t to) const;
+  // Rebuilt as `incarnation` from checkpoint `base`: links are numbered afresh, so nothing it sends
+  // now passes for earlier objects.
+  void restart(std::uint32_t incarnation, std::uint32_t base);
+  std::uint32_t incarnation() const noexcept { return incarnation_; }
+  std::size_t kept() const noexcept;
+  std::size_t bytes() const noexcept;  // of the copies
+
+ private:
+  std::uint32_t incarnation_ = 0, base_ = 0;
+  std::unordered_map<std::uint64_t, std::uint64_t> numbered_;  // by receiver: last number of this incarnation
+  std::map<std::uint64_t, std::deque<KeptObject>> kept_;       // by receiver, in link order
+};
+
+class Inbox {
+ public:
+  // What a checkpoint records of it.
+  struct Record {
+    std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> handled;  // (sender, incarnation) -> number
+    // Identities of objects from senders that may send them again (rebuilt from an older checkpoint),
+    // with the sender's incarnation and epoch when it last sent them. A rebuilt sender sends again what
+    // it sent after the checkpoint it was rebuilt from, under its new incarnation.
+    struct Sent {
+      std::uint32_t incarnation, epoch;
+      bool operator==(const Sent&) const = default;
+    };
+    struct Seen {
+      std::unordered_map<std::uint64_t, Sent> ids;
+      std::deque<std::pair<Sent, std::uint64_t>> order;  // as they came
+    };
+    std::unordered_map<std::uint64_t, Seen> seen;
+  };
+  enum class Verdict : std::uint8_t { Handle, Early, Duplicate };
+
+  Inbox() = default;
+  Inbox(const Inbox&) = delete;
+  Inbox& operator=(const Inbox&) = delete;
+  ~Inbox() { clear_early(); }
+
+  // Handle: `e` is next on its link (its successor may wait: next()); Early: the inbox holds it until
+  // its turn; Duplicate: handled before, the caller drops it. Unstamped objects are handled.
+  Verdict admit(Envelope* e);
+  Envelope* next(const Stamp& handled);  // the object that waited for `handled`, if any
+  const Record& record() const noexcept { return record_; }
+  void restore(const Record& record);  // what waited goes: its senders send it again
+
+ private:
+  void clear_early();
+
+  Record record_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Envelope*> early_;  // (sender, link)
+  std::unordered_map<std::uint64_t, std::uint32_t> latest_;            // by sender: its latest incarnation
+};
+
+// A thread at a point between two operations, as another node holds it.
+struct Checkpoint {
+  std::uint64_t thread = 0;
+  std::uint32_t epoch = 0;  // the thread's checkpoints so far, this one included
+  std::string state;        // StateBox::save(), empty for a stateless thread
+  Outbox outbox;
+  Inbox::Record inbox;
+
+  std::size_t bytes() const noexcept;  // what travels to the node that holds it
+};
+
+// The identity of a data object: the same when a rebuilt thread sends it again.
+std::uint64_t identity(const Envelope& e) noexcept;
+
+}  // namespace dps::detail

@@ -1,0 +1,259 @@
+// Fault tolerance (docs/fault-tolerance.md): threads checkpoint between operations to another node,
+// senders keep what they sent until the receiver's checkpoint covers it, and when a node fails its
+// threads are rebuilt from their checkpoints on the nodes that hold them, which are then sent again
+// what they received since (Gerlach & Hersch, "Fault-tolerant parallel applications with Dynamic
+// Parallel Schedules").
+#include "dps/kernel/runtime.hpp"
+#include "dps/kernel/thread.hpp"
+#include "dps/kernel/threads_core.hpp"
+
+#include "dps/errors.hpp"
+
+#include <algorithm>
+#include <exception>
+
+namespace dps {
+
+// --- the thread's side ---
+
+void Thread::keep_records() { recovery_ = std::make_unique<Recovery>(); }
+
+void Thread::send_data(Thread& to, Envelope* e) {
+  if (recovery_) {
+    Recovery& r = *recovery_;
+    r.outbox.send(*e, uid_, to.uid(), node() == 0 ? Stamp::kFinal : r.taken, r.committed);
+  }
+  runtime_.send(node(), to, e);
+}
+
+void Thread::send_result(Envelope* e) {
+  if (recovery_) {
+    Recovery& r = *recovery_;
+    r.outbox.send(*e, uid_, 0, node() == 0 ? Stamp::kFinal : r.taken, r.committed);
+  }
+  runtime_.finish_call(node(), e);
+}
+
+bool Thread::admit(Envelope* e) {
+  detail::Inbox& inbox = recovery_->inbox;
+  const Stamp stamp = e->stamp;
+  const detail::Inbox::Verdict verdict = inbox.admit(e);
+  if (verdict == detail::Inbox::Verdict::Early) return false;
+  if (Envelope* next = inbox.next(stamp)) {  // it waited for this one: handled next
+    next->next = pending_;
+    pending_ = next;
+  }
+  if (stamp.link && node() == 0) recovery_->uncovered.emplace_back(stamp.from, stamp.incarnation());
+  if (verdict == detail::Inbox::Verdict::Handle) return true;
+  delete e;
+  return false;
+}
+
+void Thread::cover_now() {
+  Recovery& r = *recovery_;
+  std::sort(r.uncovered.begin(), r.uncovered.end());
+  r.uncovered.erase(std::unique(r.uncovered.begin(), r.uncovered.end()), r.uncovered.end());
+  const auto& handled = r.inbox.record().handled;
+  for (const auto& [from, incarnation] : r.uncovered) {
+    const auto it = handled.find({from, incarnation});
+    if (it != handled.end()) runtime_.cover(node(), uid_, from, incarnation, it->second);
+  }
+  r.uncovered.clear();
+}
+
+// Between two operations, once an interval passed since the last one. That one need not be held yet:
+// its Stored may wait behind the objects queued for the thread.
+bool Thread::checkpoint_due() const {
+  const Recovery& r = *recovery_;
+  if (r.unsaveable || node() == 0 || life_ != Life::Active || migration_ || !quiescent()) return false;
+  return r.last < 0 || runtime_.now() - r.last >= runtime_.checkpoint_interval();
+}
+
+void Thread::checkpoint() {
+  Recovery& r = *recovery_;
+  auto image = std::make_shared<detail::Checkpoint>();
+  try {
+    if (state_) image->state = state_->save();
+  } catch (...) {
+    r.unsaveable = true;  // never rebuilt: its loss fails the calls (Runtime::node_failed)
+    return;
+  }
+  const double start = runtime_.now();
+  r.last = start;
+  image->thread = uid_;
+  image->epoch = ++r.taken;
+  image->outbox = r.outbox;
+  image->inbox = r.inbox.record();
+  r.covering.emplace(image->epoch, image->inbox.handled);
+  runtime_.backend().keep_backup(*this, std::move(image));
+  if (TraceSink* sink = runtime_.tracer())
+    sink->step({node(), uid_, collection_.name(), "checkpoint", 0, start, runtime_.now()});
+}
+
+void Thread::on_stored(std::uint32_t epoch) {
+  Recovery& r = *recovery_;
+  const auto it = r.covering.find(epoch);
+  if (it == r.covering.end() || epoch <= r.committed) return;  // an earlier life's, or one held after it
+  r.committed = epoch;
+  for (const auto& [key, number] : it->second) runtime_.cover(node(), uid_, key.first, key.second, number);
+  r.covering.erase(r.covering.begin(), std::next(it));
+}
+
+void Thread::on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::uint64_t number) {
+  recovery_->outbox.covered(receiver, incarnation, number);
+}
+
+void Thread::on_resend(std::uint64_t receiver) {
+  for (auto [to, e] : recovery_->outbox.copies(receiver)) {
+    if (to == 0) {
+      runtime_.finish_call(node(), e);
+    } else if (Thread* t = runtime_.thread(to)) {
+      runtime_.send(node(), *t, e);
+    } else {
+      delete e;  // gone: its call ended
+    }
+  }
+}
+
+void Thread::wipe() {
+  for (Activity* a : activities_) {
+    for (Envelope* e : a->inputs) delete e;
+    Activity::free(a);
+  }
+  activities_.clear();
+  for (auto& [frame, slot] : slots_)
+    for (Envelope* e : slot.waiting) delete e;
+  slots_.clear();
+  homes_.clear();
+  ready_.clear();
+  yielded_.clear();
+  drain_ = false;
+  while (pending_) delete std::exchange(pending_, pending_->next);
+  for (Envelope* e = mailbox_.take(); e;) delete std::exchange(e, e->next);
+  mailbox_.try_idle();  // nothing runs it: the next message schedules it where it is rebuilt
+}
+
+void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uint32_t incarnation) {
+  wipe();
+  if (migration_) {
+    migration_->done(std::make_exception_ptr(NodeFailure(node_.load(), "it failed before " + name() + " could migrate")));
+    migration_.reset();
+  }
+  if (state_)
+    state_->load(checkpoint.state);
+  else
+    state_ = detail::make_state(collection_.state_type(), &checkpoint.state);
+  Recovery& r = *recovery_;
+  r.outbox = checkpoint.outbox;
+  r.outbox.restart(incarnation, checkpoint.epoch);
+  r.inbox.restore(checkpoint.inbox);
+  r.taken = r.committed = checkpoint.epoch;
+  r.covering.clear();
+  r.uncovered.clear();
+  r.last = -1;  // its backup is where it now runs: a new one at once
+  node_.store(node, std::memory_order_release);
+}
+
+// --- the runtime's side ---
+
+void Runtime::fault_tolerance(double interval) {
+  if (!(interval > 0)) throw std::invalid_argument("the checkpoint interval must be positive");
+  if (!backend_.keeps_backups())
+    throw std::invalid_argument("the " + std::string(backend_.name()) + " backend keeps no backups: no fault tolerance");
+  checkpoint_interval_ = interval;
+}
+
+void Runtime::cover(NodeId at, std::uint64_t receiver, std::uint64_t sender, std::uint32_t incarnation,
+                    std::uint64_t number) {
+  if (sender == 0) {  // a call's input: the caller keeps it (in node 0's process)
+    std::lock_guard lock(recovery_mu_);
+    return inputs_.covered(receiver, incarnation, number);
+  }
+  Thread* to = thread(sender);
+  if (!to) return;
+  if (sender == receiver) return to->on_covered(receiver, incarnation, number);  // on its own strand
+  auto* e = new Envelope;
+  e->kind = Message::Covered;
+  e->peer = receiver;
+  e->frame = incarnation;
+  e->count = static_cast<std::int64_t>(number);
+  send(at, *to, e);
+}
+
+// A graph's output reached the caller: under fault tolerance, once, in each sender's order.
+void Runtime::deliver_result(Envelope* e) {
+  std::vector<Envelope*> results;
+  std::vector<Stamp> handled;
+  if (!e->stamp.link) {
+    results.push_back(e);
+  } else {
+    std::lock_guard lock(recovery_mu_);
+    for (Envelope* next = e; next;) {
+      const Stamp stamp = next->stamp;
+      const detail::Inbox::Verdict verdict = results_.admit(next);
+      if (verdict == detail::Inbox::Verdict::Early) break;
+      if (verdict == detail::Inbox::Verdict::Handle)
+        results.push_back(next);
+      else
+        delete next;
+      handled.push_back(stamp);
+      next = results_.next(stamp);
+    }
+  }
+  for (const Stamp& s : handled) cover(0, 0, s.from, s.incarnation(), s.number());  // node 0 never fails
+  for (Envelope* r : results) {
+    complete_call(*r->graph, r->call, std::move(r->payload));
+    delete r;
+  }
+}
+
+void Runtime::node_failed(NodeId node, const std::string& reason) {
+  lifecycle(Lifecycle::NodeFailed, nullptr, node);
+  if (!fault_tolerant()) return fail_calls(std::make_exception_ptr(NodeFailure(node, reason)));
+  std::vector<Thread*> lost;
+  for (Thread* t : threads())
+    if (t->node() == node && !gone(t->uid())) lost.push_back(t);
+  // What cannot be rebuilt yet: a thread without a backup, and the splits and merges running there.
+  std::unordered_set<CallId> doomed;
+  for (Thread* t : lost) {
+    if (t->recovery_->unsaveable || !backend_.backup(t->uid()).checkpoint) {
+      const std::string why = t->recovery_->unsaveable ? " cannot be checkpointed (its state type has no cereal serialize())"
+                                                       : " had no backup on another node";
+      return fail_calls(std::make_exception_ptr(NodeFailure(node, reason + "; " + t->name() + why)));
+    }
+    for (const auto& [frame, home] : t->homes_) doomed.insert(home.call);
+    for (const auto& [frame, slot] : t->slots_) doomed.insert(slot.call);
+  }
+  for (CallId call : doomed)
+    fail_call(call, std::make_exception_ptr(NodeFailure(
+                        node, reason + "; a split or merge of the call ran there, and rebuilding those is not supported yet")));
+  for (Thread* t : lost) {
+    const Backend::Backup backup = backend_.backup(t->uid());
+    t->restore(*backup.checkpoint, backup.node, ++incarnations_[t->uid()]);
+    lifecycle(Lifecycle::ThreadRestored, t, node, backup.node);
+  }
+  // Everyone sends again what the rebuilt threads have not covered, they first what they kept.
+  for (Thread* t : lost) {
+    auto* e = new Envelope;
+    e->kind = Message::Resend;
+    enqueue(*t, e);
+  }
+  for (Thread* t : threads()) {
+    if (std::find(lost.begin(), lost.end(), t) != lost.end() || !hosts(*t)) continue;
+    for (Thread* r : lost) {
+      auto* e = new Envelope;
+      e->kind = Message::Resend;
+      e->peer = r->uid();
+      enqueue(*t, e);
+    }
+  }
+  std::vector<std::pair<std::uint64_t, Envelope*>> inputs;
+  {
+    std::lock_guard lock(recovery_mu_);
+    for (Thread* r : lost)
+      for (auto& copy : inputs_.copies(r->uid())) inputs.push_back(copy);
+  }
+  for (auto [to, e] : inputs) send(0, *thread(to), e);
+}
+
+}  // namespace dps

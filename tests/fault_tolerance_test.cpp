@@ -1,0 +1,250 @@
+// Fault tolerance in the simulator: a node killed mid-call (--fail), and the call completes with the
+// result of a run without failure, every object counted once; what cannot be rebuilt fails clearly.
+#include "support.hpp"
+
+#include <dps/errors.hpp>
+#include <dps/kernel/recovery_log.hpp>
+#include <dps/sim/sim_backend.hpp>
+
+#include <cereal/types/vector.hpp>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+namespace dps::test {
+namespace {
+
+using sim::ClusterModel;
+using sim::SimBackend;
+using sim::SimOptions;
+
+ClusterModel cluster(std::size_t nodes) {
+  ClusterModel m;
+  m.groups = {sim::NodeGroup{"nodes", nodes, 1, 1.0}};
+  m.network.latency = 1e-4;
+  m.network.bandwidth = 1.25e8;
+  return m;
+}
+
+// 10 ms of simulated work per piece; a Counter state counts the pieces its thread summed.
+template <class State>
+struct SlowAdd : Leaf<Range, Partial, State> {
+  Partial execute(const Range& r) {
+    if constexpr (std::is_same_v<State, Counter>) ++this->thread().seen;
+    compute(0.01, [] {});
+    long s = 0;
+    for (long i = r.first; i < r.last; ++i) s += i;
+    return {s, 1};
+  }
+};
+
+// A second leaf on other threads: doubles the partial sum, and counts what it doubled.
+template <class State>
+struct Double : Leaf<Partial, Partial, State> {
+  Partial execute(const Partial& p) {
+    if constexpr (!std::is_same_v<State, Stateless>) ++this->thread().seen;
+    compute(0.004, [] {});
+    return {2 * p.sum, p.count};
+  }
+};
+
+// A state worth a checkpoint's transfer: 1 MB, 8 ms on the model's network.
+struct Heavy {
+  long seen = 0;
+  std::vector<double> ballast = std::vector<double>(125'000, 1.0);
+  template <class A>
+  void serialize(A& a) {
+    a(seen, ballast);
+  }
+};
+
+struct Outcome {
+  Partial result;
+  long seen = 0;  // pieces the workers' states counted
+  double predicted = 0;
+  std::size_t restored = 0;
+};
+
+// 200 pieces over two workers on each of nodes 1-3; node 0 splits and merges.
+template <class State = Stateless>
+Outcome farm(std::vector<SimOptions::Failure> failures, double checkpoint_every, std::size_t nodes = 4,
+         long last = 2000) {
+  MemoryTrace trace;  // outlives the application, which may still trace while it ends
+  auto backend = std::make_unique<SimBackend>(cluster(nodes), SimOptions{.pdexec = true, .nodes = nodes, .failures = failures});
+  Application app(std::move(backend));
+  if (checkpoint_every > 0) app.runtime().fault_tolerance(checkpoint_every);
+  app.trace_to(&trace);
+  auto master = app.threads<Stateless>("master", 1);
+  auto workers = app.threads<State>("workers", 0);
+  for (NodeId n = 1; n < nodes; ++n) workers.add_on(n), workers.add_on(n);
+  auto graph = app.graph(op<Pieces<>>(master) >> op<SlowAdd<State>>(workers) >> op<SumPartials<>>(master));
+  Outcome run;
+  run.result = graph.call(Range{0, last}).get();
+  run.predicted = app.now();
+  if constexpr (std::is_same_v<State, Counter>)
+    while (workers.size()) run.seen += workers.remove(0).get().seen;
+  for (const auto& c : trace.changes()) run.restored += c.kind == Lifecycle::ThreadRestored;
+  return run;
+}
+
+TEST(FaultTolerance, StatelessLeavesOfAKilledNodeAreRebuiltAndTheCallCompletes) {
+  const Outcome clean = farm({}, 0.05);
+  EXPECT_EQ(clean.result.sum, triangle(2000));
+  EXPECT_EQ(clean.result.count, 200);
+  EXPECT_EQ(clean.restored, 0u);
+  for (double at : {0.05, 0.2, 0.31}) {
+    const Outcome run = farm({{2, at}}, 0.05);
+    EXPECT_EQ(run.result.sum, triangle(2000)) << "node 2 killed at " << at << " s";
+    EXPECT_EQ(run.result.count, 200) << "every piece once";
+    EXPECT_EQ(run.restored, 2u) << "node 2's two workers";
+    EXPECT_GT(run.predicted, clean.predicted) << "the lost work is done again, by fewer nodes";
+  }
+}
+
+TEST(FaultTolerance, StatefulLeavesCountEveryObjectOnce) {
+  const Outcome clean = farm<Counter>({}, 0.05);
+  EXPECT_EQ(clean.seen, 200);
+  for (double at : {0.02, 0.1, 0.25}) {
+    const Outcome run = farm<Counter>({{1, at}}, 0.05);
+    EXPECT_EQ(run.result.sum, triangle(2000)) << "node 1 killed at " << at << " s";
+    EXPECT_EQ(run.result.count, 200);
+    EXPECT_EQ(run.seen, 200) << "the rebuilt states count each piece once";
+  }
+}
+
+TEST(FaultTolerance, TwoNodesLostOneAfterTheOther) {
+  const Outcome run = farm<Counter>({{1, 0.1}, {3, 0.2}}, 0.03);
+  EXPECT_EQ(run.result.sum, triangle(2000));
+  EXPECT_EQ(run.result.count, 200);
+  EXPECT_EQ(run.seen, 200);
+  EXPECT_EQ(run.restored, 4u);
+}
+
+// Pieces through two leaves on different nodes, each thread counting: the second leaf's threads get
+// again what a rebuilt first leaf sends again, and drop it by its identity. A window of 8 pieces.
+Outcome chain(std::vector<SimOptions::Failure> failures) {
+  MemoryTrace trace;
+  auto backend = std::make_unique<SimBackend>(cluster(5), SimOptions{.pdexec = true, .nodes = 5, .failures = failures});
+  Application app(std::move(backend));
+  app.runtime().fault_tolerance(0.03);
+  app.trace_to(&trace);
+  auto master = app.threads<Stateless>("master", 1);
+  auto adders = app.threads<Counter>("adders", 0);
+  auto doublers = app.threads<Heavy>("doublers", 0);
+  for (NodeId n = 1; n <= 2; ++n) adders.add_on(n), doublers.add_on(n + 2);
+  auto graph = app.graph(op<Pieces<>>(master).window(8) >> op<SlowAdd<Counter>>(adders) >> op<Double<Heavy>>(doublers) >>
+                         op<SumPartials<>>(master));
+  Outcome run;
+  run.result = graph.call(Range{0, 1000}).get();
+  while (adders.size()) run.seen += adders.remove(0).get().seen;
+  while (doublers.size()) run.seen += 1000 * doublers.remove(0).get().seen;
+  for (const auto& c : trace.changes()) run.restored += c.kind == Lifecycle::ThreadRestored;
+  return run;
+}
+
+TEST(FaultTolerance, ALeafAfterARebuiltLeafDropsWhatItHadAlready) {
+  const Outcome clean = chain({});
+  EXPECT_EQ(clean.result.sum, 2 * triangle(1000));
+  EXPECT_EQ(clean.seen, 100 * 1000 + 100);
+  for (NodeId node : {NodeId{1}, NodeId{3}}) {
+    for (double at : {0.01, 0.07, 0.13, 0.21}) {
+      const Outcome run = chain({{node, at}});
+      EXPECT_EQ(run.result.sum, 2 * triangle(1000)) << "node " << node << " killed at " << at << " s";
+      EXPECT_EQ(run.result.count, 100);
+      EXPECT_EQ(run.seen, 100 * 1000 + 100) << "each leaf counted each piece once";
+      EXPECT_EQ(run.restored, 1u);
+    }
+  }
+}
+
+// Killed at every moment of the run, checkpoints of 1 MB on their way included.
+TEST(FaultTolerance, AKillAtAnyMomentLosesNothing) {
+  for (NodeId node : {NodeId{1}, NodeId{3}}) {
+    for (double at = 0.005; at < 0.55; at += 0.0173) {
+      const Outcome run = chain({{node, at}});
+      ASSERT_EQ(run.result.sum, 2 * triangle(1000)) << "node " << node << " killed at " << at << " s";
+      ASSERT_EQ(run.seen, 100 * 1000 + 100) << "node " << node << " killed at " << at << " s";
+    }
+  }
+  const Outcome both = chain({{1, 0.1}, {3, 0.2}});  // an adder's node, then a doubler's
+  EXPECT_EQ(both.result.sum, 2 * triangle(1000));
+  EXPECT_EQ(both.seen, 100 * 1000 + 100);
+  EXPECT_EQ(both.restored, 2u);
+}
+
+TEST(FaultTolerance, WithoutItTheCallFailsNamingTheNode) {
+  try {
+    farm({{2, 0.1}}, 0);
+    FAIL() << "the call completed without the work of node 2";
+  } catch (const NodeFailure& e) {
+    EXPECT_EQ(e.node, 2u);
+  }
+}
+
+TEST(FaultTolerance, ANodeLostWithTheBackupsOfItsThreadsFailsTheCall) {
+  // Node 1's checkpoints are held by node 2: both lost at once, its threads cannot be rebuilt.
+  try {
+    farm<Counter>({{1, 0.1}, {2, 0.1}}, 0.03);
+    FAIL() << "the call completed without the work of nodes 1 and 2";
+  } catch (const NodeFailure& e) {
+    EXPECT_EQ(e.node, 1u);
+    EXPECT_NE(std::string(e.what()).find("no backup"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FaultTolerance, BadFailuresAreRefused) {
+  for (NodeId node : {NodeId{0}, NodeId{4}}) {
+    EXPECT_THROW(SimBackend(cluster(4), SimOptions{.nodes = 4, .failures = {{node, 1.0}}}), std::invalid_argument)
+        << "--fail " << node << "@1";
+  }
+  auto backend = std::make_unique<SimBackend>(cluster(4), SimOptions{.nodes = 4});
+  Application app(std::move(backend));
+  EXPECT_THROW(app.runtime().fault_tolerance(0), std::invalid_argument);
+  Application local(ApplicationOptions{.nodes = 2});
+  EXPECT_THROW(local.runtime().fault_tolerance(1), std::invalid_argument) << "the local backend loses no node";
+}
+
+TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
+  Application app(ApplicationOptions{.nodes = 1});
+  auto workers = app.threads<Stateless>("workers", 1);
+  app.graph(op<AddRange<>>(workers));
+  const GraphCore* graph = app.runtime().graphs().back();  // its input, a Range, is what the copies decode
+  detail::Outbox out;
+  detail::Inbox in;
+  std::vector<Envelope*> sent;
+  for (int i = 0; i < 4; ++i) {
+    auto* e = new Envelope;
+    e->graph = graph;
+    e->seq = static_cast<std::uint64_t>(i);
+    e->payload = Payload::of(Range{i, i + 1});
+    out.send(*e, 7, 9, Stamp::kFinal, 0);
+    sent.push_back(e);
+  }
+  EXPECT_EQ(out.kept(), 4u);
+  EXPECT_EQ(in.admit(sent[1]), detail::Inbox::Verdict::Early);
+  EXPECT_EQ(in.admit(sent[0]), detail::Inbox::Verdict::Handle);
+  Envelope* next = in.next(sent[0]->stamp);
+  ASSERT_EQ(next, sent[1]) << "the one that waited for it";
+  EXPECT_EQ(in.admit(next), detail::Inbox::Verdict::Handle);
+  auto copies = out.copies(9);
+  ASSERT_EQ(copies.size(), 4u);
+  EXPECT_EQ(copies[0].second->payload.get<Range>().first, 0);
+  EXPECT_EQ(in.admit(copies[0].second), detail::Inbox::Verdict::Duplicate) << "sent again, handled before";
+  for (auto& [to, e] : copies) delete e;
+  out.covered(9, 0, 2);
+  EXPECT_EQ(out.kept(), 2u) << "the copies the receiver's checkpoint covers go";
+  out.restart(1, 0);
+  auto* fresh = new Envelope;
+  fresh->graph = graph;
+  fresh->payload = Payload::of(Range{0, 1});
+  out.send(*fresh, 7, 9, Stamp::kFinal, 0);
+  EXPECT_EQ(fresh->stamp.incarnation(), 1u);
+  EXPECT_EQ(fresh->stamp.number(), 1u) << "a rebuilt sender numbers afresh";
+  EXPECT_EQ(in.admit(fresh), detail::Inbox::Verdict::Handle);
+  for (Envelope* e : {sent[0], sent[1], sent[2], sent[3], fresh}) delete e;
+}
+
+}  // namespace
+}  // namespace dps::test
