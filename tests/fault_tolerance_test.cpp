@@ -194,6 +194,48 @@ TEST(FaultTolerance, ANodeLostWithTheBackupsOfItsThreadsFailsTheCall) {
   }
 }
 
+TEST(FaultTolerance, AfterALossThatCannotBeRebuiltLaterCallsFailToo) {
+  MemoryTrace trace;
+  auto backend = std::make_unique<SimBackend>(cluster(4), SimOptions{.pdexec = true, .nodes = 4, .failures = {{1, 0.1}, {2, 0.1}}});
+  Application app(std::move(backend));
+  app.runtime().fault_tolerance(0.03);
+  auto master = app.threads<Stateless>("master", 1);
+  auto workers = app.threads<Counter>("workers", 0);
+  for (NodeId n = 1; n < 4; ++n) workers.add_on(n);
+  auto graph = app.graph(op<Pieces<>>(master) >> op<SlowAdd<Counter>>(workers) >> op<SumPartials<>>(master));
+  EXPECT_THROW(graph.call(Range{0, 2000}).get(), NodeFailure);
+  EXPECT_THROW(graph.call(Range{0, 2000}).get(), NodeFailure) << "its pieces for the lost threads fail it, no hang";
+}
+
+// A split and its merge on the workers, inside the master's: a worker node lost after it ran some,
+// since its last checkpoint, cannot be rebuilt yet. Its calls fail, saying why, rather than give
+// a result that counted some pieces twice.
+struct Halves : Split<Range, Range> {
+  Step execute(Range r) {
+    const long mid = (r.first + r.last) / 2;
+    co_await post(Range{r.first, mid});
+    co_await post(Range{mid, r.last});
+  }
+};
+
+TEST(FaultTolerance, SplitsRunOnTheLostNodeSinceItsCheckpointFailTheirCalls) {
+  auto backend = std::make_unique<SimBackend>(cluster(4), SimOptions{.pdexec = true, .nodes = 4, .failures = {{2, 0.2}}});
+  Application app(std::move(backend));
+  app.runtime().fault_tolerance(10);  // no checkpoint after the first
+  auto master = app.threads<Stateless>("master", 1);
+  auto workers = app.threads<Stateless>("workers", 0);
+  for (NodeId n = 1; n < 4; ++n) workers.add_on(n);
+  auto graph = app.graph(op<Pieces<>>(master) >> op<Halves>(workers) >> op<SlowAdd<Stateless>>(workers) >>
+                         op<SumPartials<>>(workers) >> op<SumPartials<>>(master));
+  try {
+    const Partial p = graph.call(Range{0, 2000}).get();
+    FAIL() << "completed with " << p.sum << ", " << p.count << " pieces";
+  } catch (const NodeFailure& e) {
+    EXPECT_EQ(e.node, 2u);
+    EXPECT_NE(std::string(e.what()).find("split or merge"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FaultTolerance, BadFailuresAreRefused) {
   for (NodeId node : {NodeId{0}, NodeId{4}}) {
     EXPECT_THROW(SimBackend(cluster(4), SimOptions{.nodes = 4, .failures = {{node, 1.0}}}), std::invalid_argument)
@@ -202,6 +244,8 @@ TEST(FaultTolerance, BadFailuresAreRefused) {
   auto backend = std::make_unique<SimBackend>(cluster(4), SimOptions{.nodes = 4});
   Application app(std::move(backend));
   EXPECT_THROW(app.runtime().fault_tolerance(0), std::invalid_argument);
+  app.threads<Stateless>("early", 1);
+  EXPECT_THROW(app.runtime().fault_tolerance(1), std::logic_error) << "after threads exist";
   Application local(ApplicationOptions{.nodes = 2});
   EXPECT_THROW(local.runtime().fault_tolerance(1), std::invalid_argument) << "the local backend loses no node";
 }

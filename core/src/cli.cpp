@@ -2,6 +2,7 @@
 #include "dps/cli.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cctype>
 #include <sstream>
 #include <cstdlib>
@@ -28,7 +29,11 @@ std::size_t positive_count(const std::string& option, const std::string& text) {
   return value;
 }
 
-double positive_number(const std::string& option, const std::string& text) { return number<double>(option, text); }
+double positive_number(const std::string& option, const std::string& text) {
+  const double value = number<double>(option, text);
+  if (!std::isfinite(value)) throw std::invalid_argument(option + " expects a positive number, got '" + text + "'");
+  return value;
+}
 
 long whole_number(const std::string& option, const std::string& text) {
   long value = 0;

@@ -10,6 +10,7 @@ namespace dps {
 using Role = detail::FrameSlot::Role;
 
 void Thread::open_frame(Activity& producer, const FrameStack& base, std::uint64_t seq) {
+  if (recovery_) recovery_->framed[recovery_->taken].insert(producer.call);
   const FrameId id = runtime_.new_frame();
   producer.out_frame = id;
   producer.out_frames = base;
@@ -35,6 +36,7 @@ void Thread::close_frame(Activity& producer) {
 }
 
 void Thread::forward_frame(const Forwarder& f) {
+  if (recovery_) recovery_->framed[recovery_->taken].insert(f.call);
   detail::FrameSlot& slot = slots_[f.frame];
   slot.role = Role::Forwarder;
   slot.call = f.call;
@@ -59,6 +61,7 @@ void Thread::on_consumer_input(Envelope* e) {
       slots_.erase(it);
       return reroute(e);
     }
+    if (recovery_) recovery_->framed[recovery_->taken].insert(e->call);
     slot.call = e->call;
     slot.home = top.home;
     slot.waiting.push_back(e);

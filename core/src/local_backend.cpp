@@ -58,7 +58,7 @@ void LocalBackend::schedule(Thread& thread, Priority priority) { impl_->strands.
 void LocalBackend::send(NodeId from, Thread& to, Envelope* e) {
   if (TraceSink* sink = impl_->runtime->tracer(); sink && from != to.node()) {
     const double t = now();
-    sink->transfer({from, to.node(), e->kind == Message::Data ? e->payload.wire_size() : sizeof(Envelope), t, t});
+    sink->transfer({from, to.node(), e->kind == Message::Data ? e->payload.wire_size() : kControlWireBytes, t, t});
   }
   impl_->runtime->enqueue(to, e);
 }

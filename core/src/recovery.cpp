@@ -97,6 +97,7 @@ void Thread::on_stored(std::uint32_t epoch) {
   r.committed = epoch;
   for (const auto& [key, number] : it->second) runtime_.cover(node(), uid_, key.first, key.second, number);
   r.covering.erase(r.covering.begin(), std::next(it));
+  r.framed.erase(r.framed.begin(), r.framed.lower_bound(epoch));  // never run again
 }
 
 void Thread::on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::uint64_t number) {
@@ -115,7 +116,7 @@ void Thread::on_resend(std::uint64_t receiver) {
   }
 }
 
-void Thread::wipe() {
+std::vector<Envelope*> Thread::wipe() {
   for (Activity* a : activities_) {
     for (Envelope* e : a->inputs) delete e;
     Activity::free(a);
@@ -128,13 +129,23 @@ void Thread::wipe() {
   ready_.clear();
   yielded_.clear();
   drain_ = false;
-  while (pending_) delete std::exchange(pending_, pending_->next);
-  for (Envelope* e = mailbox_.take(); e;) delete std::exchange(e, e->next);
+  std::vector<Envelope*> requests;  // retirement, migration, aborted calls: still to do
+  for (Envelope* e : {std::exchange(pending_, nullptr), mailbox_.take()}) {
+    while (e) {
+      Envelope* next = std::exchange(e->next, nullptr);
+      if (e->kind == Message::Retire || e->kind == Message::Migrate || e->kind == Message::Abort)
+        requests.push_back(e);
+      else
+        delete e;
+      e = next;
+    }
+  }
   mailbox_.try_idle();  // nothing runs it: the next message schedules it where it is rebuilt
+  return requests;
 }
 
 void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uint32_t incarnation) {
-  wipe();
+  const std::vector<Envelope*> requests = wipe();
   if (migration_) {
     migration_->done(std::make_exception_ptr(NodeFailure(node_.load(), "it failed before " + name() + " could migrate")));
     migration_.reset();
@@ -150,14 +161,17 @@ void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uin
   r.taken = r.committed = checkpoint.epoch;
   r.covering.clear();
   r.uncovered.clear();
+  r.framed.clear();
   r.last = -1;  // its backup is where it now runs: a new one at once
   node_.store(node, std::memory_order_release);
+  for (Envelope* e : requests) runtime_.enqueue(*this, e);
 }
 
 // --- the runtime's side ---
 
 void Runtime::fault_tolerance(double interval) {
   if (!(interval > 0)) throw std::invalid_argument("the checkpoint interval must be positive");
+  if (!threads().empty()) throw std::logic_error("fault tolerance is turned on before the threads are created");
   if (!backend_.keeps_backups())
     throw std::invalid_argument("the " + std::string(backend_.name()) + " backend keeps no backups: no fault tolerance");
   checkpoint_interval_ = interval;
@@ -182,11 +196,14 @@ void Runtime::cover(NodeId at, std::uint64_t receiver, std::uint64_t sender, std
 
 // A graph's output reached the caller: under fault tolerance, once, in each sender's order.
 void Runtime::deliver_result(Envelope* e) {
+  if (!e->stamp.link) {
+    complete_call(*e->graph, e->call, std::move(e->payload));
+    delete e;
+    return;
+  }
   std::vector<Envelope*> results;
   std::vector<Stamp> handled;
-  if (!e->stamp.link) {
-    results.push_back(e);
-  } else {
+  {
     std::lock_guard lock(recovery_mu_);
     for (Envelope* next = e; next;) {
       const Stamp stamp = next->stamp;
@@ -207,9 +224,9 @@ void Runtime::deliver_result(Envelope* e) {
   }
 }
 
-void Runtime::node_failed(NodeId node, const std::string& reason) {
+bool Runtime::node_failed(NodeId node, const std::string& reason) {
   lifecycle(Lifecycle::NodeFailed, nullptr, node);
-  if (!fault_tolerant()) return fail_calls(std::make_exception_ptr(NodeFailure(node, reason)));
+  if (!fault_tolerant()) return fail_calls(std::make_exception_ptr(NodeFailure(node, reason))), false;
   std::vector<Thread*> lost;
   for (Thread* t : threads())
     if (t->node() == node && !gone(t->uid())) lost.push_back(t);
@@ -219,10 +236,13 @@ void Runtime::node_failed(NodeId node, const std::string& reason) {
     if (t->recovery_->unsaveable || !backend_.backup(t->uid()).checkpoint) {
       const std::string why = t->recovery_->unsaveable ? " cannot be checkpointed (its state type has no cereal serialize())"
                                                        : " had no backup on another node";
-      return fail_calls(std::make_exception_ptr(NodeFailure(node, reason + "; " + t->name() + why)));
+      return fail_calls(std::make_exception_ptr(NodeFailure(node, reason + "; " + t->name() + why))), false;
     }
     for (const auto& [frame, home] : t->homes_) doomed.insert(home.call);
     for (const auto& [frame, slot] : t->slots_) doomed.insert(slot.call);
+    const std::uint32_t since = backend_.backup(t->uid()).checkpoint->epoch;
+    for (auto it = t->recovery_->framed.lower_bound(since); it != t->recovery_->framed.end(); ++it)
+      doomed.insert(it->second.begin(), it->second.end());
   }
   for (CallId call : doomed)
     fail_call(call, std::make_exception_ptr(NodeFailure(
@@ -254,6 +274,7 @@ void Runtime::node_failed(NodeId node, const std::string& reason) {
       for (auto& copy : inputs_.copies(r->uid())) inputs.push_back(copy);
   }
   for (auto [to, e] : inputs) send(0, *thread(to), e);
+  return true;
 }
 
 }  // namespace dps

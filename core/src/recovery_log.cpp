@@ -121,10 +121,13 @@ Inbox::Verdict Inbox::admit(Envelope* e) {
   if (s.epoch == Stamp::kFinal && it == record_.seen.end()) return Verdict::Handle;
   Record::Seen& seen = it != record_.seen.end() ? it->second : record_.seen[s.from];
   // Final: sent by this incarnation before a checkpoint it holds, or by an earlier one before the
-  // checkpoint this one was rebuilt from. What a later sending refreshed goes with that one.
-  const auto final = [&s](Record::Sent sent) {
-    return sent.incarnation == s.incarnation() ? sent.epoch < s.committed
-                                               : sent.incarnation < s.incarnation() && sent.epoch < s.base;
+  // checkpoint the next one was rebuilt from (what it sent after, the next one sends again, and
+  // that sending refreshes the identity; a later rebuild may come before it does).
+  if (s.incarnation() > 0) seen.bases[s.incarnation()] = s.base;
+  const auto final = [&](Record::Sent sent) {
+    if (sent.incarnation == s.incarnation()) return sent.epoch < s.committed;
+    const auto next = seen.bases.find(sent.incarnation + 1);
+    return sent.incarnation < s.incarnation() && next != seen.bases.end() && sent.epoch < next->second;
   };
   while (!seen.order.empty()) {
     const auto [sent, id] = seen.order.front();

@@ -349,6 +349,10 @@ void Runtime::redirect(NodeId at, Envelope* e) {
     delete e;
     return;
   }
+  if (fault_tolerant()) {  // a new link: the caller keeps it, like an input (its sender's covers nothing)
+    std::lock_guard lock(recovery_mu_);
+    inputs_.send(*e, 0, to->uid(), Stamp::kFinal, 0);
+  }
   send(at, *to, e);
 }
 

@@ -56,7 +56,7 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
       const auto at = text.find('@');
       if (at == std::string::npos) throw std::invalid_argument("--fail expects NODE@SECONDS, got '" + text + "'");
       const long node = whole_number(arg, text.substr(0, at));
-      if (node < 0) throw std::invalid_argument("--fail expects NODE@SECONDS, got '" + text + "'");
+      if (node < 0 || node > 1'000'000) throw std::invalid_argument("--fail expects NODE@SECONDS, got '" + text + "'");
       options.failures.push_back({static_cast<NodeId>(node), positive_number(arg, text.substr(at + 1))});
     } else {
       rest.push_back(arg);

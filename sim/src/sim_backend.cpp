@@ -37,7 +37,6 @@ constexpr std::uint64_t kStepTag = 0, kDeliveryTag = 1, kFailureTag = 2, kDetect
 constexpr int kKindShift = 62;
 constexpr std::uint64_t tag(std::uint64_t kind, std::uint64_t index) { return kind << kKindShift | index; }
 
-constexpr double kControlBytes = 32;  // an envelope of the kernel's own: credit, frame registration
 
 double peak_rss_mb() {
   rusage u{};
@@ -175,6 +174,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     vnodes.push_back(v);
     live.push_back(id);
     dead.push_back(false);
+    unrecovered.push_back(false);
     workers_used.push_back(0);
     inline_turn.push_back(nullptr);
     parked.emplace_back();
@@ -224,7 +224,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   }
 
   void kick(Slot& s) {
-    if (!s.wanted || s.state != Slot::State::Idle || stopped) return;
+    if (!s.wanted || s.state != Slot::State::Idle || stopped || dead[s.thread->node()]) return;  // (until rebuilt)
     // An urgent thread parks at once, ahead of the others: the worker that the step which woke it
     // frees next passes to it.
     if (s.urgent && s.runner == Slot::Runner::None && !take_worker(s)) return;
@@ -399,7 +399,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   }
 
   double wire_bytes(const Envelope& e) const {
-    return (e.kind == Message::Data ? static_cast<double>(e.payload.wire_size()) : kControlBytes) +
+    return (e.kind == Message::Data ? static_cast<double>(e.payload.wire_size()) : static_cast<double>(kControlWireBytes)) +
            engine->model().network.header_bytes;
   }
 
@@ -530,7 +530,9 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
           m.arrived(std::make_exception_ptr(NodeFailure(failed, "it failed while " + s.thread->name() + " migrated")));
         } else {
           s.thread->relocate(m.to, m.state);
-          backups.erase(d.to);  // held where it was: a new one once it can
+          // On node 0 it covered what it handled at once: a checkpoint from before it is no good.
+          if (d.from == 0) backups.erase(d.to);
+          if (runtime->fault_tolerant()) wake_to_checkpoint(*s.thread);
           m.arrived(nullptr);
         }
         kick(s);
@@ -577,7 +579,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   // A message for a node that is gone: under fault tolerance its sender sends it again to where the
   // thread is rebuilt; otherwise its call fails, as a send over a closed connection does.
   void lost(NodeId dest, Envelope* e) {
-    if (!runtime->fault_tolerant() && e->kind == Message::Data)
+    if ((!runtime->fault_tolerant() || unrecovered[dest]) && e->kind == Message::Data)
       runtime->fail_call(e->call, std::make_exception_ptr(NodeFailure(dest, "it was killed (--fail)")));
     delete e;
   }
@@ -596,8 +598,23 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     parked[node].clear();
     inline_turn[node] = nullptr;
     workers_used[node] = 0;
-    std::erase_if(backups, [node](const auto& entry) { return entry.second.node == node; });
+    // Threads whose checkpoints it held make new ones at once.
+    std::erase_if(backups, [this, node](const auto& entry) {
+      if (entry.second.node != node) return false;
+      if (Thread* t = runtime->thread(entry.first); t && !dead[t->node()]) wake_to_checkpoint(*t);
+      return true;
+    });
+    ++outstanding;  // the detection: the run waits for it
     engine->timer(engine->now() + engine->model().network.latency, {this, tag(kDetectionTag, node)});
+  }
+
+  // The thread has no checkpoint held elsewhere: it makes one now, even if nothing wakes it.
+  void wake_to_checkpoint(Thread& t) {
+    t.backup_lost();
+    Slot& s = slot(t);
+    s.thread = &t;
+    s.wanted = true;
+    kick(s);
   }
 
   void stop_thread(Slot& s) {
@@ -610,6 +627,10 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     s.effects.clear();
     s.checkpoints.clear();
     s.step.reset();
+    if (s.move) {  // decided by the step that was lost: the thread is rebuilt from its checkpoint instead
+      std::exchange(s.move, std::nullopt)->arrived(std::make_exception_ptr(
+          NodeFailure(s.node, "it failed before " + s.thread->name() + " could migrate")));
+    }
     s.state = Slot::State::Idle;
     s.runner = Slot::Runner::None;
     s.wanted = false;
@@ -639,7 +660,9 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       case kDeliveryTag: --outstanding, arrive(index); break;
       case kFailureTag: fail_node(static_cast<NodeId>(index)); break;
       case kDetectionTag:
-        if (!stopped) runtime->node_failed(static_cast<NodeId>(index), "it was killed at t = " + format(engine->now()) + " s");
+        --outstanding;
+        if (!stopped && !runtime->node_failed(static_cast<NodeId>(index), "it was killed at t = " + format(engine->now()) + " s"))
+          unrecovered[index] = true;
         break;
     }
   }
@@ -754,6 +777,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   std::vector<VNode> vnodes;  // by NodeId, including removed nodes
   std::vector<NodeId> live;
   std::vector<bool> dead;     // by NodeId: failed
+  std::vector<bool> unrecovered;  // ... and its threads were not rebuilt: messages for them fail their calls
   std::unordered_map<std::uint64_t, Backup> backups;  // by thread uid: its last checkpoint a live node holds
   std::unordered_map<std::uint64_t, Slot> slots;  // by thread uid, until the runtime frees the thread
   std::deque<Slot*> ready;    // threads to run a step now, in order
@@ -795,7 +819,8 @@ SimBackend::~SimBackend() {
     if (!out) std::fprintf(stderr, "sim: cannot write the statistics to %s\n", s.options.statistics.c_str());
   }
   if (s.options.report && s.stats.steps > 0) std::printf("%s\n", report().json().c_str());  // not after --help
-  for (NodeId n : s.live) s.engine->release(s.vnode(n));
+  for (NodeId n = 0; n < s.vnodes.size(); ++n)
+    if (s.dead[n] || std::find(s.live.begin(), s.live.end(), n) != s.live.end()) s.engine->release(s.vnode(n));
 }
 
 Report SimBackend::report() const { return impl_->report(); }

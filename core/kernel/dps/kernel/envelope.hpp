@@ -104,6 +104,9 @@ enum class Message : std::uint8_t {
   Resend,    // runtime -> thread: send again what it keeps for thread `peer` (0: for every thread)
 };
 
+// What a control message (credit, frame registration...) counts on the wire, in traces and in the simulator.
+constexpr std::size_t kControlWireBytes = 32;
+
 // Between nodes, data may be passed by the split-frame handshake (lane.hpp). Nothing depends on a
 // Register or Grant arriving after data sent before it: a slot takes data in every role, and a home
 // answers Register for as long as its frame has objects anywhere.

@@ -75,6 +75,7 @@ class Inbox {
     struct Seen {
       std::unordered_map<std::uint64_t, Sent> ids;
       std::deque<std::pair<Sent, std::uint64_t>> order;  // as they came
+      std::map<std::uint32_t, std::uint32_t> bases;      // by incarnation: the checkpoint it was rebuilt from
     };
     std::unordered_map<std::uint64_t, Seen> seen;
   };

@@ -113,8 +113,9 @@ class Runtime {
   double checkpoint_interval() const noexcept { return checkpoint_interval_; }
   bool fault_tolerant() const noexcept { return checkpoint_interval_ > 0; }
   // Node 0 (or the simulator): `node` failed. Its threads are rebuilt from their backups where those
-  // are held, and sent again what their checkpoints do not cover; what cannot be rebuilt fails calls.
-  void node_failed(NodeId node, const std::string& reason);
+  // are held, and sent again what their checkpoints do not cover; what cannot be rebuilt fails calls
+  // (false: the node's threads were not rebuilt).
+  bool node_failed(NodeId node, const std::string& reason);
   // Thread `receiver` (0: the caller), on node `at`, covers what `sender` sent it of `incarnation` up
   // to link `number`: its checkpoint holds it, or node 0 has it.
   void cover(NodeId at, std::uint64_t receiver, std::uint64_t sender, std::uint32_t incarnation, std::uint64_t number);

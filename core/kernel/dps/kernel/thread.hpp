@@ -91,6 +91,10 @@ class Thread {
   void restore(const detail::Checkpoint& checkpoint, NodeId node, std::uint32_t incarnation);
   // Its first checkpoint, before it ran (its state as created).
   void checkpoint();
+  // Backend side: its last checkpoint was lost with the node that held it; a new one when it next runs.
+  void backup_lost() noexcept {
+    if (recovery_) recovery_->last = -1;
+  }
 
  private:
   friend class Runtime;
@@ -152,7 +156,7 @@ class Thread {
   void on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::uint64_t number);
   void on_resend(std::uint64_t receiver);
   void cover_now();  // on node 0, which never fails: what it handled is covered at once
-  void wipe();        // its kernel records, as if it had just been created
+  std::vector<Envelope*> wipe();  // its kernel records, as if just created; returns the runtime's requests it held
 
   Runtime& runtime_;
   ThreadsCore& collection_;
@@ -190,6 +194,9 @@ class Thread {
     // By epoch, the links the checkpoints on their way cover; those handled on node 0 not yet said covered.
     std::map<std::uint32_t, std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> covering;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> uncovered;
+    // By epoch taken, the calls it ran a split, merge or stream of since: rebuilt from an earlier
+    // checkpoint, it would run them again.
+    std::map<std::uint32_t, std::unordered_set<CallId>> framed;
     bool unsaveable = false;  // its state type cannot be serialized
   };
   std::unique_ptr<Recovery> recovery_;
