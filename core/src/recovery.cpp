@@ -116,34 +116,6 @@ void Thread::on_resend(std::uint64_t receiver) {
   }
 }
 
-std::vector<Envelope*> Thread::wipe() {
-  for (Activity* a : activities_) {
-    for (Envelope* e : a->inputs) delete e;
-    Activity::free(a);
-  }
-  activities_.clear();
-  for (auto& [frame, slot] : slots_)
-    for (Envelope* e : slot.waiting) delete e;
-  slots_.clear();
-  homes_.clear();
-  ready_.clear();
-  yielded_.clear();
-  drain_ = false;
-  std::vector<Envelope*> requests;  // retirement, migration, aborted calls: still to do
-  for (Envelope* e : {std::exchange(pending_, nullptr), mailbox_.take()}) {
-    while (e) {
-      Envelope* next = std::exchange(e->next, nullptr);
-      if (e->kind == Message::Retire || e->kind == Message::Migrate || e->kind == Message::Abort)
-        requests.push_back(e);
-      else
-        delete e;
-      e = next;
-    }
-  }
-  mailbox_.try_idle();  // nothing runs it: the next message schedules it where it is rebuilt
-  return requests;
-}
-
 void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uint32_t incarnation) {
   const std::vector<Envelope*> requests = wipe();
   if (migration_) {

@@ -19,16 +19,38 @@ Thread::Thread(Runtime& runtime, ThreadsCore& collection, std::uint64_t uid, Nod
     : runtime_(runtime), collection_(collection), uid_(uid), node_(node), state_(std::move(state)) {}
 
 Thread::~Thread() {
+  for (Envelope* e : wipe()) delete e;
+  release_cached_envelopes();  // a gone thread that rerouted messages cached their blocks again
+}
+
+// Its kernel records go, as when it is destroyed or rebuilt from a checkpoint; the runtime's requests
+// it held (retire, migrate, abort) are returned, still to do.
+std::vector<Envelope*> Thread::wipe() {
   for (Activity* a : activities_) {
     for (Envelope* e : a->inputs) delete e;
     Activity::free(a);
   }
+  activities_.clear();
   for (auto& [frame, slot] : slots_)
     for (Envelope* e : slot.waiting) delete e;
-  for (Envelope* lists[] = {pending_, mailbox_.take()}; Envelope * e : lists) {
-    while (e) delete std::exchange(e, e->next);
+  slots_.clear();
+  homes_.clear();
+  ready_.clear();
+  yielded_.clear();
+  drain_ = false;
+  std::vector<Envelope*> requests;  // retirement, migration, aborted calls: still to do
+  for (Envelope* e : {std::exchange(pending_, nullptr), mailbox_.take()}) {
+    while (e) {
+      Envelope* next = std::exchange(e->next, nullptr);
+      if (e->kind == Message::Retire || e->kind == Message::Migrate || e->kind == Message::Abort)
+        requests.push_back(e);
+      else
+        delete e;
+      e = next;
+    }
   }
-  release_cached_envelopes();  // a gone thread that rerouted messages cached their blocks again
+  mailbox_.try_idle();  // nothing runs it: the next message schedules it where it is rebuilt
+  return requests;
 }
 
 std::string Thread::name() const {
