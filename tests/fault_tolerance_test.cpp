@@ -207,33 +207,60 @@ TEST(FaultTolerance, AfterALossThatCannotBeRebuiltLaterCallsFailToo) {
   EXPECT_THROW(graph.call(Range{0, 2000}).get(), NodeFailure) << "its pieces for the lost threads fail it, no hang";
 }
 
-// A split and its merge on the workers, inside the master's: a worker node lost after it ran some,
-// since its last checkpoint, cannot be rebuilt yet. Its calls fail, saying why, rather than give
-// a result that counted some pieces twice.
-struct Halves : Split<Range, Range> {
+// Splits and merges on the workers, inside the master's: 20 chunks of 100, each split in tenths
+// (a window of 4) that leaves on every node sum and a merge on a worker adds up. A lost node's homes
+// run their splits again and its merges run again; survivors tell them which slots they hold.
+struct Chunks : Split<Range, Range> {
   Step execute(Range r) {
-    const long mid = (r.first + r.last) / 2;
-    co_await post(Range{r.first, mid});
-    co_await post(Range{mid, r.last});
+    for (long i = r.first; i < r.last; i += 100) co_await post(Range{i, std::min(i + 100, r.last)});
+  }
+};
+struct Tenths : Split<Range, Range, Counter> {
+  Step execute(Range r) {
+    const long step = (r.last - r.first + 9) / 10;
+    for (long i = r.first; i < r.last; i += step) co_await post(Range{i, std::min(i + step, r.last)});
   }
 };
 
-TEST(FaultTolerance, SplitsRunOnTheLostNodeSinceItsCheckpointFailTheirCalls) {
-  auto backend = std::make_unique<SimBackend>(cluster(4), SimOptions{.pdexec = true, .nodes = 4, .failures = {{2, 0.2}}});
+Outcome nested(std::vector<SimOptions::Failure> failures, double checkpoint_every) {
+  MemoryTrace trace;
+  auto backend = std::make_unique<SimBackend>(cluster(4), SimOptions{.pdexec = true, .nodes = 4, .failures = failures});
   Application app(std::move(backend));
-  app.runtime().fault_tolerance(10);  // no checkpoint after the first
+  app.runtime().fault_tolerance(checkpoint_every);
+  app.trace_to(&trace);
   auto master = app.threads<Stateless>("master", 1);
-  auto workers = app.threads<Stateless>("workers", 0);
-  for (NodeId n = 1; n < 4; ++n) workers.add_on(n);
-  auto graph = app.graph(op<Pieces<>>(master) >> op<Halves>(workers) >> op<SlowAdd<Stateless>>(workers) >>
-                         op<SumPartials<>>(workers) >> op<SumPartials<>>(master));
-  try {
-    const Partial p = graph.call(Range{0, 2000}).get();
-    FAIL() << "completed with " << p.sum << ", " << p.count << " pieces";
-  } catch (const NodeFailure& e) {
-    EXPECT_EQ(e.node, 2u);
-    EXPECT_NE(std::string(e.what()).find("split or merge"), std::string::npos) << e.what();
+  auto workers = app.threads<Counter>("workers", 0);
+  for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
+  auto graph = app.graph(op<Chunks>(master) >> op<Tenths>(workers).window(4) >> op<SlowAdd<Counter>>(workers) >>
+                         op<SumPartials<Counter>>(workers) >> op<SumPartials<>>(master));
+  Outcome run;
+  run.result = graph.call(Range{0, 2000}).get();
+  run.predicted = app.now();
+  while (workers.size()) run.seen += workers.remove(0).get().seen;
+  for (const auto& c : trace.changes()) run.restored += c.kind == Lifecycle::ThreadRestored;
+  return run;
+}
+
+TEST(FaultTolerance, SplitsAndMergesOfALostNodeRunAgainAndCountEachObjectOnce) {
+  const Outcome clean = nested({}, 0.03);
+  ASSERT_EQ(clean.result.sum, triangle(2000));
+  ASSERT_EQ(clean.result.count, 200);
+  ASSERT_EQ(clean.seen, 200);
+  for (NodeId node : {NodeId{1}, NodeId{2}, NodeId{3}}) {
+    for (double at = 0.004; at < clean.predicted; at += clean.predicted / 23) {
+      for (double every : {0.03, 10.0}) {  // 10: no checkpoint after the first
+        const Outcome run = nested({{node, at}}, every);
+        ASSERT_EQ(run.result.sum, triangle(2000)) << "node " << node << " killed at " << at << " s, every " << every;
+        ASSERT_EQ(run.result.count, 200) << "node " << node << " killed at " << at << " s, every " << every;
+        ASSERT_EQ(run.seen, 200) << "node " << node << " killed at " << at << " s, every " << every;
+        ASSERT_EQ(run.restored, 2u);
+      }
+    }
   }
+  const Outcome both = nested({{1, 0.05}, {3, 0.15}}, 0.03);
+  EXPECT_EQ(both.result.sum, triangle(2000));
+  EXPECT_EQ(both.seen, 200);
+  EXPECT_EQ(both.restored, 4u);
 }
 
 TEST(FaultTolerance, BadFailuresAreRefused) {

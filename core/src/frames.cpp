@@ -5,13 +5,15 @@
 #include "dps/kernel/runtime.hpp"
 #include "dps/kernel/thread.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace dps {
 
 using Role = detail::FrameSlot::Role;
 
 void Thread::open_frame(Activity& producer, const FrameStack& base, std::uint64_t seq) {
-  if (recovery_) recovery_->framed[recovery_->taken].insert(producer.call);
-  const FrameId id = runtime_.new_frame();
+  const FrameId id = recovery_ ? frame_id() : runtime_.new_frame();
   producer.out_frame = id;
   producer.out_frames = base;
   producer.out_frames.push(Frame{id, uid_, seq});
@@ -20,6 +22,7 @@ void Thread::open_frame(Activity& producer, const FrameStack& base, std::uint64_
   home.call = producer.call;
   home.window = producer.spec().window;
   producer.home = &home;
+  if (recovery_ && !recovery_->unopened.empty()) reopened(id, home);
 }
 
 void Thread::close_frame(Activity& producer) {
@@ -32,11 +35,11 @@ void Thread::close_frame(Activity& producer) {
     homes_.erase(id);
     return;
   }
+  if (home.done || ended_before(id, home)) return on_done(id);  // run again, its merge had ended: nothing waits
   if (home.owner) runtime_.control(*this, home.owner, Message::Close, home.call, id, 0, home.posted);
 }
 
 void Thread::forward_frame(const Forwarder& f) {
-  if (recovery_) recovery_->framed[recovery_->taken].insert(f.call);
   detail::FrameSlot& slot = slots_[f.frame];
   slot.role = Role::Forwarder;
   slot.call = f.call;
@@ -61,7 +64,6 @@ void Thread::on_consumer_input(Envelope* e) {
       slots_.erase(it);
       return reroute(e);
     }
-    if (recovery_) recovery_->framed[recovery_->taken].insert(e->call);
     slot.call = e->call;
     slot.home = top.home;
     slot.waiting.push_back(e);
@@ -114,10 +116,12 @@ void Thread::consumed(detail::FrameSlot& slot, FrameId frame) {
 }
 
 void Thread::finish_slot(FrameId frame, detail::FrameSlot& slot) {
-  const std::uint64_t home = slot.home;
-  const CallId call = slot.call;
+  const detail::FrameDone done{slot.home, slot.call, frame};
   slots_.erase(frame);
-  runtime_.control(*this, home, Message::Done, call, frame);
+  // Under fault tolerance the home keeps the frame until a checkpoint taken after the merge is held:
+  // rebuilt from an earlier one, this thread runs the merge again and registers again.
+  if (recovery_ && node() != 0 && !recovery_->unsaveable) return recovery_->dones[recovery_->taken + 1].push_back(done);
+  runtime_.control(*this, done.home, Message::Done, done.call, done.frame);
 }
 
 void Thread::on_control(Message kind, FrameId frame, std::uint64_t peer, std::int64_t count, bool credit) {
@@ -125,20 +129,31 @@ void Thread::on_control(Message kind, FrameId frame, std::uint64_t peer, std::in
     case Message::Register: return on_register(frame, peer);
     case Message::Grant: return on_grant(frame, peer, count, credit);
     case Message::Close: return on_close(frame, count);
-    case Message::Credit: return on_credit(frame, count);
+    case Message::Credit: return on_credit(frame, count, credit);
     case Message::Done: return on_done(frame);
-    case Message::Release: slots_.erase(frame); return;
+    case Message::Release: return on_release(frame);
     default: return;
   }
 }
 
 void Thread::on_register(FrameId frame, std::uint64_t registrant) {
+  if (recovery_ && recovery_->rejoining) {
+    recovery_->registrations.emplace_back(frame, registrant);
+    return;
+  }
   auto it = homes_.find(frame);
-  if (it == homes_.end()) return;  // its call failed
+  if (it == homes_.end()) {
+    if (!recovery_) return;  // its call failed
+    if (not_opened_yet(frame)) return recovery_->unopened[frame].registrants.push_back(registrant);
+    // Its merge ended (or its call failed): what a rebuilt registrant got of it again is dropped.
+    return runtime_.control(*this, registrant, Message::Release, 0, frame);
+  }
   detail::FrameHome& home = it->second;
-  if (!home.owner)
+  if (!home.owner) {
     home.owner = registrant;
-  else if (registrant != home.owner)
+    if (recovery_) recovery_->owner_holds.insert(frame);
+  }
+  else if (registrant != home.owner && std::ranges::find(home.forwarders, registrant) == home.forwarders.end())
     home.forwarders.push_back(registrant);
   runtime_.control(*this, registrant, Message::Grant, home.call, frame, home.owner, home.closed ? home.posted : -1,
                    home.window > 0);
@@ -146,7 +161,7 @@ void Thread::on_register(FrameId frame, std::uint64_t registrant) {
 
 void Thread::on_grant(FrameId frame, std::uint64_t owner, std::int64_t count, bool credit) {
   auto it = slots_.find(frame);
-  if (it == slots_.end()) return;
+  if (it == slots_.end() || it->second.role != Role::Pending) return;  // a second answer, after a rebuild
   detail::FrameSlot& slot = it->second;
   std::vector<Envelope*> waiting = std::move(slot.waiting);
   slot.waiting.clear();
@@ -175,10 +190,11 @@ void Thread::on_close(FrameId frame, std::int64_t count) {
   }
 }
 
-void Thread::on_credit(FrameId frame, std::int64_t count) {
+void Thread::on_credit(FrameId frame, std::int64_t count, bool dropped) {
   auto it = homes_.find(frame);
   if (it == homes_.end()) return;
   detail::FrameHome& home = it->second;
+  if (dropped && (home.dropped += count, ended_before(frame, home))) return on_done(frame);
   home.in_flight -= count;
   // A waiting producer wakes once a quarter of its window is free, not for every credit: it then posts
   // a batch before it waits again, instead of one object per suspension.
@@ -192,11 +208,125 @@ void Thread::on_credit(FrameId frame, std::int64_t count) {
 
 void Thread::on_done(FrameId frame) {
   auto it = homes_.find(frame);
-  if (it == homes_.end()) return;
+  if (it == homes_.end()) {
+    if (not_opened_yet(frame)) recovery_->unopened[frame].done = true;
+    return;
+  }
+  if (it->second.producer) {  // rebuilt, it runs the producer again: the frame ends with it
+    it->second.done = true;
+    return;
+  }
   std::vector<std::uint64_t> forwarders = std::move(it->second.forwarders);
   const CallId call = it->second.call;
   homes_.erase(it);
   for (std::uint64_t t : forwarders) runtime_.control(*this, t, Message::Release, call, frame);
+}
+
+
+void Thread::on_release(FrameId frame) {
+  auto it = slots_.find(frame);
+  if (it == slots_.end() || it->second.role == Role::Owner) return;  // an owner ends with its merge
+  for (Envelope* e : it->second.waiting) delete e;
+  slots_.erase(it);
+}
+
+// --- under fault tolerance: a rebuilt home and the survivors' slots of its frames ---
+
+FrameId Thread::frame_id() { return FrameId{uid_} << 32 | ++recovery_->frames_opened; }
+
+bool Thread::not_opened_yet(FrameId frame) const noexcept {
+  return recovery_ && frame >> 32 == uid_ && (frame & 0xffffffffu) > recovery_->frames_opened;
+}
+
+// A survivor, told that thread `rebuilt` was rebuilt: the slots it holds of that one's frames.
+void Thread::rejoin(std::uint64_t rebuilt) {
+  Thread* to = runtime_.thread(rebuilt);
+  if (!to) return;
+  std::vector<detail::FrameClaim> claims;
+  for (const auto& [frame, slot] : slots_) {
+    if (slot.home != rebuilt) continue;
+    const std::uint64_t owner = slot.role == Role::Owner ? uid_ : slot.role == Role::Forwarder ? slot.owner : 0;
+    claims.push_back({frame, uid_, owner});
+  }
+  for (const auto& [epoch, dones] : recovery_->dones)  // merges it ran that its home waits to hear of
+    for (const detail::FrameDone& d : dones)
+      if (d.home == rebuilt) claims.push_back({d.frame, uid_, uid_});
+  auto* e = new Envelope;
+  e->kind = Message::Rejoin;
+  e->peer = uid_;
+  e->payload = Payload::local(std::move(claims));
+  runtime_.send(node(), *to, e);
+}
+
+void Thread::on_rejoin(std::uint64_t survivor, std::vector<detail::FrameClaim> claims) {
+  Recovery& r = *recovery_;
+  r.heard.insert(survivor);
+  for (const detail::FrameClaim& c : claims) {
+    if (c.owner == c.holder) r.owner_holds.insert(c.frame);
+    if (auto it = homes_.find(c.frame); it != homes_.end())
+      claim(it->second, c.frame, c);
+    else if (not_opened_yet(c.frame))
+      r.unopened[c.frame].claims.push_back(c);
+    else if (c.owner != c.holder)  // ended: the holder forgets it
+      runtime_.control(*this, c.holder, Message::Release, 0, c.frame);
+  }
+  if (!r.rejoining || !runtime_.rejoined(uid_, survivor)) return;
+  r.rejoining = false;  // every survivor answered: the first registrant of a frame no one owns owns it
+  for (auto [frame, registrant] : std::exchange(r.registrations, {})) on_register(frame, registrant);
+  std::vector<FrameId> ended;
+  for (const auto& [frame, home] : homes_)
+    if (ended_before(frame, home)) ended.push_back(frame);
+  for (FrameId frame : ended) on_done(frame);
+}
+
+// Rebuilt, a frame it closed that no one will finish: its owner survived and holds nothing of it (it
+// said Done to this thread's earlier life), or no one owns it and every object it posted again was
+// dropped by a receiver that had handled it.
+bool Thread::ended_before(FrameId frame, const detail::FrameHome& home) const {
+  if (!recovery_ || recovery_->rejoining || !home.closed || home.producer) return false;
+  if (home.owner) return recovery_->heard.contains(home.owner) && !recovery_->owner_holds.contains(frame);
+  return home.dropped >= home.posted;
+}
+
+// What a survivor holds of a frame this rebuilt thread is the home of. Owners and forwarders say who
+// runs the merge; a slot awaiting its grant registers as if now, after them.
+void Thread::claim(detail::FrameHome& home, FrameId frame, const detail::FrameClaim& c) {
+  if (!c.owner) return on_register(frame, c.holder);
+  if (!home.owner) home.owner = c.owner;
+  if (c.holder != home.owner && std::ranges::find(home.forwarders, c.holder) == home.forwarders.end())
+    home.forwarders.push_back(c.holder);
+  if (c.holder == home.owner && home.closed)  // its Close may have been lost with the old home
+    runtime_.control(*this, home.owner, Message::Close, home.call, frame, 0, home.posted);
+}
+
+// Rebuilt, it opened again a frame survivors hold slots of, or whose merge its owner said Done.
+void Thread::reopened(FrameId frame, detail::FrameHome& home) {
+  const auto it = recovery_->unopened.find(frame);
+  if (it == recovery_->unopened.end()) return;
+  Recovery::Unopened held = std::move(it->second);
+  recovery_->unopened.erase(it);
+  home.done = held.done;
+  for (const detail::FrameClaim& c : held.claims) claim(home, frame, c);
+  for (std::uint64_t registrant : held.registrants) on_register(frame, registrant);
+}
+
+// Retiring or migrating, it cannot checkpoint: what it owes goes now (a failure while it leaves
+// would then lose those merges' outputs), and the owners of its frames' merges checkpoint at once.
+void Thread::hasten_done() {
+  said_done(Stamp::kFinal);
+  for (auto& [frame, home] : homes_) {
+    if (home.hastened || !home.owner) continue;
+    home.hastened = true;
+    runtime_.control(*this, home.owner, Message::CheckpointNow, home.call, frame);
+  }
+}
+
+void Thread::said_done(std::uint32_t held) {
+  auto& dones = recovery_->dones;
+  const auto end = dones.upper_bound(held);
+  for (auto it = dones.begin(); it != end; ++it)
+    for (const detail::FrameDone& d : it->second) runtime_.control(*this, d.home, Message::Done, d.call, d.frame);
+  dones.erase(dones.begin(), end);
 }
 
 }  // namespace dps

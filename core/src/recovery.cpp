@@ -45,12 +45,19 @@ bool Thread::admit(Envelope* e) {
   }
   if (stamp.link && node() == 0) recovery_->uncovered.emplace_back(stamp.from, stamp.incarnation());
   if (verdict == detail::Inbox::Verdict::Handle) return true;
+  // Its home may have been rebuilt and posted it again, counting on a credit: it gets one. (A home
+  // that was not is credited twice, which only widens its window while the run recovers.)
+  if (!e->frames.empty()) {
+    const Frame& top = e->frames.top();
+    runtime_.control(*this, top.home, Message::Credit, e->call, top.id, 0, 1, /*dropped=*/true);
+  }
   delete e;
   return false;
 }
 
 void Thread::cover_now() {
   Recovery& r = *recovery_;
+  if (node() == 0) said_done(Stamp::kFinal);  // never rebuilt: its merges are never run again
   std::sort(r.uncovered.begin(), r.uncovered.end());
   r.uncovered.erase(std::unique(r.uncovered.begin(), r.uncovered.end()), r.uncovered.end());
   const auto& handled = r.inbox.record().handled;
@@ -65,7 +72,7 @@ void Thread::cover_now() {
 // its Stored may wait behind the objects queued for the thread.
 bool Thread::checkpoint_due() const {
   const Recovery& r = *recovery_;
-  if (r.unsaveable || node() == 0 || life_ != Life::Active || migration_ || !quiescent()) return false;
+  if (r.unsaveable || node() == 0 || life_ != Life::Active || migration_ || !checkpointable()) return false;
   return r.last < 0 || runtime_.now() - r.last >= runtime_.checkpoint_interval();
 }
 
@@ -84,6 +91,10 @@ void Thread::checkpoint() {
   image->epoch = ++r.taken;
   image->outbox = r.outbox;
   image->inbox = r.inbox.record();
+  image->frames_opened = r.frames_opened;
+  for (const auto& [id, home] : homes_)  // closed: their merges' owners have not said Done yet
+    image->frames.push_back({id, home.call, home.posted, home.owner, home.forwarders, home.window > 0});
+  for (const auto& [epoch, dones] : r.dones) image->dones.insert(image->dones.end(), dones.begin(), dones.end());
   r.covering.emplace(image->epoch, image->inbox.handled);
   runtime_.backend().keep_backup(*this, std::move(image));
   if (TraceSink* sink = runtime_.tracer())
@@ -97,7 +108,7 @@ void Thread::on_stored(std::uint32_t epoch) {
   r.committed = epoch;
   for (const auto& [key, number] : it->second) runtime_.cover(node(), uid_, key.first, key.second, number);
   r.covering.erase(r.covering.begin(), std::next(it));
-  r.framed.erase(r.framed.begin(), r.framed.lower_bound(epoch));  // never run again
+  said_done(epoch);  // the merges it ran before are never run again
 }
 
 void Thread::on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::uint64_t number) {
@@ -105,6 +116,10 @@ void Thread::on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::
 }
 
 void Thread::on_resend(std::uint64_t receiver) {
+  if (receiver == 0)
+    said_done(recovery_->committed);  // rebuilt: its checkpoint is held
+  else
+    rejoin(receiver);
   for (auto [to, e] : recovery_->outbox.copies(receiver)) {
     if (to == 0) {
       runtime_.finish_call(node(), e);
@@ -133,7 +148,23 @@ void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uin
   r.taken = r.committed = checkpoint.epoch;
   r.covering.clear();
   r.uncovered.clear();
-  r.framed.clear();
+  r.frames_opened = checkpoint.frames_opened;
+  r.dones.clear();
+  if (!checkpoint.dones.empty()) r.dones[checkpoint.epoch] = checkpoint.dones;
+  r.rejoining = true;
+  r.registrations.clear();
+  r.unopened.clear();
+  r.heard.clear();
+  r.owner_holds.clear();
+  for (const detail::KeptFrame& f : checkpoint.frames) {
+    detail::FrameHome& home = homes_[f.id];
+    home.call = f.call;
+    home.posted = f.posted;
+    home.closed = true;
+    home.owner = f.owner;
+    home.forwarders = f.forwarders;
+    home.window = f.credits ? 1 : 0;
+  }
   r.last = -1;  // its backup is where it now runs: a new one at once
   node_.store(node, std::memory_order_release);
   for (Envelope* e : requests) runtime_.enqueue(*this, e);
@@ -202,36 +233,51 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
   std::vector<Thread*> lost;
   for (Thread* t : threads())
     if (t->node() == node && !gone(t->uid())) lost.push_back(t);
-  // What cannot be rebuilt yet: a thread without a backup, and the splits and merges running there.
-  std::unordered_set<CallId> doomed;
   for (Thread* t : lost) {
     if (t->recovery_->unsaveable || !backend_.backup(t->uid()).checkpoint) {
       const std::string why = t->recovery_->unsaveable ? " cannot be checkpointed (its state type has no cereal serialize())"
                                                        : " had no backup on another node";
       return fail_calls(std::make_exception_ptr(NodeFailure(node, reason + "; " + t->name() + why))), false;
     }
-    for (const auto& [frame, home] : t->homes_) doomed.insert(home.call);
-    for (const auto& [frame, slot] : t->slots_) doomed.insert(slot.call);
-    const std::uint32_t since = backend_.backup(t->uid()).checkpoint->epoch;
-    for (auto it = t->recovery_->framed.lower_bound(since); it != t->recovery_->framed.end(); ++it)
-      doomed.insert(it->second.begin(), it->second.end());
   }
-  for (CallId call : doomed)
-    fail_call(call, std::make_exception_ptr(NodeFailure(
-                        node, reason + "; a split or merge of the call ran there, and rebuilding those is not supported yet")));
+  recovered_.store(true, std::memory_order_release);
   for (Thread* t : lost) {
     const Backend::Backup backup = backend_.backup(t->uid());
     t->restore(*backup.checkpoint, backup.node, ++incarnations_[t->uid()]);
     lifecycle(Lifecycle::ThreadRestored, t, node, backup.node);
   }
-  // Everyone sends again what the rebuilt threads have not covered, they first what they kept.
+  // Everyone sends again what the rebuilt threads have not covered, they first what they kept, and
+  // tells them which slots it holds of their frames (Rejoin): a rebuilt thread waits for all.
+  std::unordered_set<std::uint64_t> survivors;
+  for (Thread* t : threads())
+    if (std::find(lost.begin(), lost.end(), t) == lost.end() && hosts(*t)) survivors.insert(t->uid());
+  std::vector<Thread*> stop_waiting;  // for survivors this node took with it
+  {
+    std::lock_guard lock(recovery_mu_);
+    for (auto& [uid, awaited] : rejoining_) {
+      const std::size_t before = awaited.size();
+      std::erase_if(awaited, [&](std::uint64_t s) { return !survivors.contains(s); });
+      if (awaited.size() < before) stop_waiting.push_back(thread(uid));
+    }
+    for (Thread* t : lost) rejoining_[t->uid()] = survivors;
+  }
   for (Thread* t : lost) {
+    for (Message kind : {Message::Resend, Message::Rejoin}) {  // the Rejoin ends the wait if none survived
+      auto* e = new Envelope;
+      e->kind = kind;
+      if (kind == Message::Rejoin) e->payload = Payload::local(std::vector<detail::FrameClaim>{});
+      enqueue(*t, e);
+    }
+  }
+  for (Thread* t : stop_waiting) {
+    if (!t || std::find(lost.begin(), lost.end(), t) != lost.end()) continue;
     auto* e = new Envelope;
-    e->kind = Message::Resend;
+    e->kind = Message::Rejoin;
+    e->payload = Payload::local(std::vector<detail::FrameClaim>{});
     enqueue(*t, e);
   }
   for (Thread* t : threads()) {
-    if (std::find(lost.begin(), lost.end(), t) != lost.end() || !hosts(*t)) continue;
+    if (!survivors.contains(t->uid())) continue;
     for (Thread* r : lost) {
       auto* e = new Envelope;
       e->kind = Message::Resend;
@@ -246,6 +292,16 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
       for (auto& copy : inputs_.copies(r->uid())) inputs.push_back(copy);
   }
   for (auto [to, e] : inputs) send(0, *thread(to), e);
+  return true;
+}
+
+bool Runtime::rejoined(std::uint64_t rebuilt, std::uint64_t survivor) {
+  std::lock_guard lock(recovery_mu_);
+  const auto it = rejoining_.find(rebuilt);
+  if (it == rejoining_.end()) return true;
+  it->second.erase(survivor);
+  if (!it->second.empty()) return false;
+  rejoining_.erase(it);
   return true;
 }
 

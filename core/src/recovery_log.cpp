@@ -175,7 +175,8 @@ void Inbox::clear_early() {
 std::size_t Checkpoint::bytes() const noexcept {
   std::size_t n = state.size() + outbox.bytes() + inbox.handled.size() * 20;
   for (const auto& [from, seen] : inbox.seen) n += seen.order.size() * 12;
-  return n;
+  for (const KeptFrame& f : frames) n += 40 + f.forwarders.size() * 8;
+  return n + dones.size() * 24;
 }
 
 }  // namespace dps::detail

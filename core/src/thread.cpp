@@ -80,7 +80,7 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
         yielded_.pop_front();
         resume(*a);
       } else {
-        if (recovery_ && !recovery_->uncovered.empty()) cover_now();
+        if (recovery_ && (!recovery_->uncovered.empty() || (node() == 0 && !recovery_->dones.empty()))) cover_now();
         if (mailbox_.try_idle()) return false;
         --steps;  // something arrived meanwhile: take it
         continue;
@@ -144,6 +144,8 @@ void Thread::handle(Envelope* e) {
     case Message::Stored: on_stored(static_cast<std::uint32_t>(e->count)); break;
     case Message::Covered: on_covered(e->peer, static_cast<std::uint32_t>(e->frame), static_cast<std::uint64_t>(e->count)); break;
     case Message::Resend: on_resend(e->peer); break;
+    case Message::CheckpointNow: backup_lost(); break;  // as if it had none: a new one when it can
+    case Message::Rejoin: on_rejoin(e->peer, e->payload.take<std::vector<detail::FrameClaim>>()); break;
     case Message::Abort: on_abort(e->call); break;
     case Message::Retire: on_retire(e); break;
     case Message::Migrate: on_migrate(e); break;
@@ -250,8 +252,10 @@ void Thread::on_migrate(Envelope* e) {
   migration_.emplace(Move{static_cast<NodeId>(e->count), e->payload.take<ClusterLink::Done>()});
 }
 
-bool Thread::quiescent() const noexcept {
-  if (!activities_.empty() || !homes_.empty()) return false;
+bool Thread::quiescent() const noexcept { return homes_.empty() && checkpointable(); }
+
+bool Thread::checkpointable() const noexcept {  // a home with a producer has an activity
+  if (!activities_.empty()) return false;
   return std::none_of(slots_.begin(), slots_.end(),
                       [](const auto& entry) { return entry.second.role != detail::FrameSlot::Role::Forwarder; });
 }
@@ -259,7 +263,10 @@ bool Thread::quiescent() const noexcept {
 // Operation instances cannot move (their coroutine frames live here), so a thread migrates or
 // retires between them; messages keep being processed meanwhile.
 void Thread::settle() {
-  if (!quiescent()) return;
+  if (!quiescent()) {
+    if (recovery_ && checkpointable()) hasten_done();  // only frames whose merges' owners owe Done
+    return;
+  }
   if (migration_) {
     Move move = std::move(*migration_);
     migration_.reset();

@@ -717,7 +717,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
     check_not_in_step("waits for a future");
     for (;;) {
       run_ready();
-      if (done()) return;
+      if (done()) return runtime->recovered() ? quiesce() : void();
       if (outstanding == 0)
         throw std::runtime_error("simulation: at t = " + format(engine->now()) +
                                  " s nothing is left to run, but the application waits for a result that can never "

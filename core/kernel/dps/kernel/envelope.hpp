@@ -102,6 +102,8 @@ enum class Message : std::uint8_t {
   Covered,   // receiver `peer` -> sender: its checkpoint covers incarnation `frame` up to link `count`
   Stored,    // backend -> thread: its checkpoint `count` is held by another node
   Resend,    // runtime -> thread: send again what it keeps for thread `peer` (0: for every thread)
+  Rejoin,    // thread `peer` -> a rebuilt thread: the slots it holds of frames homed there (FrameClaims)
+  CheckpointNow,  // a frame's home -> its merge's owner: it waits for Done to retire or migrate
 };
 
 // What a control message (credit, frame registration...) counts on the wire, in traces and in the simulator.
@@ -152,7 +154,7 @@ struct Envelope final {  // final: thread caches recycle blocks of exactly this 
   FrameId frame = 0;
   std::uint64_t peer = 0;  // a thread's uid (0: none)
   std::int64_t count = 0;
-  bool credit = false;  // Grant: return a Credit for every consumed object
+  bool credit = false;  // Grant: return a Credit for every consumed object; Credit: for a dropped duplicate
 };
 
 }  // namespace dps

@@ -29,6 +29,9 @@ struct FrameHome {
   std::vector<std::uint64_t> forwarders;
   std::uint32_t window = 0;
   std::int64_t in_flight = 0;  // posted, not yet consumed by the merge
+  bool done = false;           // fault tolerance: its merge ended before a rebuilt producer ran again
+  bool hastened = false;       // ... its owner was asked to checkpoint now
+  std::int64_t dropped = 0;    // ... objects run again that their receivers had handled already
 };
 
 // On a thread that received objects of the frame for a merge or stream.

@@ -101,6 +101,30 @@ class Inbox {
   std::unordered_map<std::uint64_t, std::uint32_t> latest_;            // by sender: its latest incarnation
 };
 
+// The split-frame protocol under recovery (frames.cpp). A frame's home keeps it, closed, until its
+// merge's owner holds a checkpoint taken after the merge ended (so a rebuilt owner can always run it
+// again); a checkpoint holds those frames, and the Done messages its owner still owes.
+struct KeptFrame {
+  FrameId id = 0;
+  CallId call = 0;
+  std::int64_t posted = 0;
+  std::uint64_t owner = 0;
+  std::vector<std::uint64_t> forwarders;
+  bool credits = false;  // its producer had a window
+};
+struct FrameDone {
+  std::uint64_t home = 0;
+  CallId call = 0;
+  FrameId frame = 0;
+};
+// What a thread that survived tells a rebuilt one of the frames that one is the home of: it holds
+// a slot of `frame`, owned by `owner` (itself: it runs the merge; 0: it awaits the home's grant).
+struct FrameClaim {
+  FrameId frame = 0;
+  std::uint64_t holder = 0;
+  std::uint64_t owner = 0;
+};
+
 // A thread at a point between two operations, as another node holds it.
 struct Checkpoint {
   std::uint64_t thread = 0;
@@ -108,6 +132,9 @@ struct Checkpoint {
   std::string state;        // StateBox::save(), empty for a stateless thread
   Outbox outbox;
   Inbox::Record inbox;
+  std::uint32_t frames_opened = 0;  // frame ids are the thread's uid and this count: the same when run again
+  std::vector<KeptFrame> frames;
+  std::vector<FrameDone> dones;
 
   std::size_t bytes() const noexcept;  // what travels to the node that holds it
 };

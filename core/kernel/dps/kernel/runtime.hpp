@@ -120,6 +120,12 @@ class Runtime {
   // to link `number`: its checkpoint holds it, or node 0 has it.
   void cover(NodeId at, std::uint64_t receiver, std::uint64_t sender, std::uint32_t incarnation, std::uint64_t number);
   void deliver_result(Envelope* e);  // a graph's output reached node 0: complete its call
+  // Rebuilt thread `rebuilt` heard from `survivor` (0: none) which slots of its frames it holds; true
+  // once it heard from every thread that survived its node.
+  bool rejoined(std::uint64_t rebuilt, std::uint64_t survivor);
+  // A thread was rebuilt. A call's result may then come before the rebuilt threads ran again all they
+  // had run since their checkpoints (their states are exact once they have): backends wait for both.
+  bool recovered() const noexcept { return recovered_.load(std::memory_order_acquire); }
 
   // Unique across the processes of an application: the node is in the high bits.
   FrameId new_frame() noexcept { return frame_base_ | (next_frame_.fetch_add(1, std::memory_order_relaxed) + 1); }
@@ -156,6 +162,8 @@ class Runtime {
   detail::Outbox inputs_;           // calls' inputs, kept until their first thread's checkpoint covers them
   detail::Inbox results_;           // calls' results, each once
   std::unordered_map<std::uint64_t, std::uint32_t> incarnations_;  // by thread uid: times it was rebuilt
+  std::atomic<bool> recovered_{false};                              // a thread was rebuilt
+  std::unordered_map<std::uint64_t, std::unordered_set<std::uint64_t>> rejoining_;  // rebuilt -> survivors awaited
 
   std::atomic<CallId> next_call_{0};
   std::atomic<FrameId> next_frame_{0};

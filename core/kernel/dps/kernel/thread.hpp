@@ -123,6 +123,7 @@ class Thread {
   void on_migrate(Envelope* e);
   void settle();  // finish a pending retirement or migration once nothing runs here; say when it is gone
   bool quiescent() const noexcept;
+  bool checkpointable() const noexcept;  // as quiescent, but frames it homes may await their owner's Done
   // activity.cpp: operation instances
   Activity* create(const GraphCore& g, std::uint32_t vertex, CallId call);
   void make_ready(Activity& a);
@@ -144,8 +145,19 @@ class Thread {
   void on_register(FrameId frame, std::uint64_t registrant);
   void on_grant(FrameId frame, std::uint64_t owner, std::int64_t count, bool credit);
   void on_close(FrameId frame, std::int64_t count);
-  void on_credit(FrameId frame, std::int64_t count);
+  void on_credit(FrameId frame, std::int64_t count, bool dropped);
   void on_done(FrameId frame);
+  void on_release(FrameId frame);
+  // frames.cpp, under fault tolerance
+  FrameId frame_id();
+  bool not_opened_yet(FrameId frame) const noexcept;
+  bool ended_before(FrameId frame, const detail::FrameHome& home) const;
+  void on_rejoin(std::uint64_t survivor, std::vector<detail::FrameClaim> claims);
+  void claim(detail::FrameHome& home, FrameId frame, const detail::FrameClaim& c);
+  void reopened(FrameId frame, detail::FrameHome& home);
+  void rejoin(std::uint64_t rebuilt);  // a survivor: tell thread `rebuilt` the slots it holds of its frames
+  void said_done(std::uint32_t held);  // Done for the merges that checkpoint `held` ran
+  void hasten_done();  // to retire or migrate: Done for the merges it ran, and asked of other owners
   void trace_step(const VertexSpec& spec, CallId call, double start);
   // recovery.cpp: fault tolerance
   void send_data(Thread& to, Envelope* e);  // to another thread, stamped and kept under fault tolerance
@@ -194,10 +206,24 @@ class Thread {
     // By epoch, the links the checkpoints on their way cover; those handled on node 0 not yet said covered.
     std::map<std::uint32_t, std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> covering;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> uncovered;
-    // By epoch taken, the calls it ran a split, merge or stream of since: rebuilt from an earlier
-    // checkpoint, it would run them again.
-    std::map<std::uint32_t, std::unordered_set<CallId>> framed;
     bool unsaveable = false;  // its state type cannot be serialized
+    // The split-frame protocol (frames.cpp): frame ids are its uid and a count, the same when it runs
+    // again; a merge it ended is said Done once a checkpoint after it is held (by epoch; 0: since the
+    // last one).
+    std::uint32_t frames_opened = 0;
+    std::map<std::uint32_t, std::vector<detail::FrameDone>> dones;
+    // Rebuilt, it answers registrations once every survivor said which slots of its frames it holds;
+    // what concerns frames it has not opened again yet waits for them.
+    bool rejoining = false;
+    std::vector<std::pair<FrameId, std::uint64_t>> registrations;  // waiting for the survivors
+    struct Unopened {
+      std::vector<detail::FrameClaim> claims;
+      std::vector<std::uint64_t> registrants;
+      bool done = false;
+    };
+    std::map<FrameId, Unopened> unopened;
+    std::unordered_set<std::uint64_t> heard;     // survivors that rejoined
+    std::unordered_set<FrameId> owner_holds;     // frames whose owner claimed them or registered since
   };
   std::unique_ptr<Recovery> recovery_;
 };
