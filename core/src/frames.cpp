@@ -152,8 +152,7 @@ void Thread::on_register(FrameId frame, std::uint64_t registrant) {
   if (!home.owner) {
     home.owner = registrant;
     if (recovery_) recovery_->owner_holds.insert(frame);
-  }
-  else if (registrant != home.owner && std::ranges::find(home.forwarders, registrant) == home.forwarders.end())
+  } else if (registrant != home.owner && std::ranges::find(home.forwarders, registrant) == home.forwarders.end())
     home.forwarders.push_back(registrant);
   runtime_.control(*this, registrant, Message::Grant, home.call, frame, home.owner, home.closed ? home.posted : -1,
                    home.window > 0);
@@ -221,7 +220,6 @@ void Thread::on_done(FrameId frame) {
   homes_.erase(it);
   for (std::uint64_t t : forwarders) runtime_.control(*this, t, Message::Release, call, frame);
 }
-
 
 void Thread::on_release(FrameId frame) {
   auto it = slots_.find(frame);

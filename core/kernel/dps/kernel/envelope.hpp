@@ -99,10 +99,10 @@ enum class Message : std::uint8_t {
   Retire,    // runtime -> thread: it left its collection; drain and hand back the state
   Migrate,   // runtime -> thread: move to node `count` with its state
   // Fault tolerance (recovery_log.hpp):
-  Covered,   // receiver `peer` -> sender: its checkpoint covers incarnation `frame` up to link `count`
-  Stored,    // backend -> thread: its checkpoint `count` is held by another node
-  Resend,    // runtime -> thread: send again what it keeps for thread `peer` (0: for every thread)
-  Rejoin,    // thread `peer` -> a rebuilt thread: the slots it holds of frames homed there (FrameClaims)
+  Covered,        // receiver `peer` -> sender: its checkpoint covers incarnation `frame` up to link `count`
+  Stored,         // backend -> thread: its checkpoint `count` is held by another node
+  Resend,         // runtime -> thread: send again what it keeps for thread `peer` (0: for every thread)
+  Rejoin,         // thread `peer` -> a rebuilt thread: the slots it holds of frames homed there (FrameClaims)
   CheckpointNow,  // a frame's home -> its merge's owner: it waits for Done to retire or migrate
 };
 

@@ -157,7 +157,7 @@ class Thread {
   void reopened(FrameId frame, detail::FrameHome& home);
   void rejoin(std::uint64_t rebuilt);  // a survivor: tell thread `rebuilt` the slots it holds of its frames
   void said_done(std::uint32_t held);  // Done for the merges that checkpoint `held` ran
-  void hasten_done();  // to retire or migrate: Done for the merges it ran, and asked of other owners
+  void hasten_done();                  // to retire or migrate: Done for the merges it ran, and asked of other owners
   void trace_step(const VertexSpec& spec, CallId call, double start);
   // recovery.cpp: fault tolerance
   void send_data(Thread& to, Envelope* e);  // to another thread, stamped and kept under fault tolerance
@@ -222,8 +222,8 @@ class Thread {
       bool done = false;
     };
     std::map<FrameId, Unopened> unopened;
-    std::unordered_set<std::uint64_t> heard;     // survivors that rejoined
-    std::unordered_set<FrameId> owner_holds;     // frames whose owner claimed them or registered since
+    std::unordered_set<std::uint64_t> heard;  // survivors that rejoined
+    std::unordered_set<FrameId> owner_holds;  // frames whose owner claimed them or registered since
   };
   std::unique_ptr<Recovery> recovery_;
 };
