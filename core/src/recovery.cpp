@@ -73,7 +73,7 @@ void Thread::cover_now() {
 bool Thread::checkpoint_due() const {
   const Recovery& r = *recovery_;
   if (r.unsaveable || node() == 0 || life_ != Life::Active || migration_ || !checkpointable()) return false;
-  return r.last < 0 || runtime_.now() - r.last >= runtime_.checkpoint_interval();
+  return r.last < 0 || (r.changed && runtime_.now() - r.last >= runtime_.checkpoint_interval());
 }
 
 void Thread::checkpoint() {
@@ -87,6 +87,7 @@ void Thread::checkpoint() {
   }
   const double start = runtime_.now();
   r.last = start;
+  r.changed = false;
   image->thread = uid_;
   image->epoch = ++r.taken;
   image->outbox = r.outbox;

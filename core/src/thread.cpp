@@ -138,7 +138,10 @@ std::vector<Thread::Forwarder> Thread::forwarders() const {
 void Thread::handle(Envelope* e) {
   switch (e->kind) {
     case Message::Data:
-      if (recovery_ && !admit(e)) return;
+      if (recovery_) {
+        if (!admit(e)) return;
+        recovery_->changed = true;
+      }
       on_data(e);
       return;
     case Message::Stored: on_stored(static_cast<std::uint32_t>(e->count)); break;

@@ -203,6 +203,7 @@ class Thread {
     detail::Inbox inbox;
     std::uint32_t taken = 0, committed = 0;  // checkpoints, and the last one another node holds
     double last = -1;                         // when it took the last one (< 0: take one when it can)
+    bool changed = false;                     // it handled data since: another one is worth taking
     // By epoch, the links the checkpoints on their way cover; those handled on node 0 not yet said covered.
     std::map<std::uint32_t, std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> covering;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> uncovered;
