@@ -290,7 +290,7 @@ TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
     e->graph = graph;
     e->seq = static_cast<std::uint64_t>(i);
     e->payload = Payload::of(Range{i, i + 1});
-    out.send(*e, 7, 9, Stamp::kFinal, 0);
+    out.send(*e, 7, 9, Stamp::kFinal, 0, static_cast<std::uint64_t>(10 + i));
     sent.push_back(e);
   }
   EXPECT_EQ(out.kept(), 4u);
@@ -302,6 +302,7 @@ TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
   auto copies = out.copies(9);
   ASSERT_EQ(copies.size(), 4u);
   EXPECT_EQ(copies[0].second->payload.get<Range>().first, 0);
+  EXPECT_EQ(copies[3].second->stamp.time, 13u) << "a copy keeps its sender's clock";
   EXPECT_EQ(in.admit(copies[0].second), detail::Inbox::Verdict::Duplicate) << "sent again, handled before";
   for (auto& [to, e] : copies) delete e;
   out.covered(9, 0, 2);
@@ -310,7 +311,7 @@ TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
   auto* fresh = new Envelope;
   fresh->graph = graph;
   fresh->payload = Payload::of(Range{0, 1});
-  out.send(*fresh, 7, 9, Stamp::kFinal, 0);
+  out.send(*fresh, 7, 9, Stamp::kFinal, 0, 1);
   EXPECT_EQ(fresh->stamp.incarnation(), 1u);
   EXPECT_EQ(fresh->stamp.number(), 1u) << "a rebuilt sender numbers afresh";
   EXPECT_EQ(in.admit(fresh), detail::Inbox::Verdict::Handle);

@@ -6,6 +6,8 @@
 #include "dps/kernel/thread.hpp"
 
 #include <algorithm>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 namespace dps {
@@ -236,8 +238,7 @@ bool Thread::not_opened_yet(FrameId frame) const noexcept {
   return recovery_ && frame >> 32 == uid_ && (frame & 0xffffffffu) > recovery_->frames_opened;
 }
 
-// A survivor, told that thread `rebuilt` was rebuilt: the slots it holds of that one's frames.
-void Thread::rejoin(std::uint64_t rebuilt) {
+void Thread::rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies) {
   Thread* to = runtime_.thread(rebuilt);
   if (!to) return;
   std::vector<detail::FrameClaim> claims;
@@ -252,13 +253,19 @@ void Thread::rejoin(std::uint64_t rebuilt) {
   auto* e = new Envelope;
   e->kind = Message::Rejoin;
   e->peer = uid_;
+  e->count = static_cast<std::int64_t>(copies.size());
+  e->seq = copies.empty() ? 0 : copies.back().second->stamp.link;
   e->payload = Payload::local(std::move(claims));
   runtime_.send(node(), *to, e);
 }
 
-void Thread::on_rejoin(std::uint64_t survivor, std::vector<detail::FrameClaim> claims) {
+void Thread::on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims) {
   Recovery& r = *recovery_;
-  r.heard.insert(survivor);
+  const std::uint64_t survivor = e.peer;
+  if (survivor != uid_) {
+    r.heard.insert(survivor);
+    r.resent[survivor] = {e.seq, static_cast<std::uint64_t>(e.count)};
+  }
   for (const detail::FrameClaim& c : claims) {
     if (c.owner == c.holder) r.owner_holds.insert(c.frame);
     if (auto it = homes_.find(c.frame); it != homes_.end())
@@ -275,6 +282,35 @@ void Thread::on_rejoin(std::uint64_t survivor, std::vector<detail::FrameClaim> c
   for (const auto& [frame, home] : homes_)
     if (ended_before(frame, home)) ended.push_back(frame);
   for (FrameId frame : ended) on_done(frame);
+  replay_when_complete();
+}
+
+// Every sender said what it sent again, and it all came: the copies are handled in their senders'
+// clocks' order, then what came besides, as it came.
+void Thread::replay_when_complete() {
+  Recovery& r = *recovery_;
+  if (!r.replaying || r.rejoining) return;
+  const auto copy = [&r](const Envelope* e) {
+    const auto it = r.resent.find(e->stamp.from);
+    return it != r.resent.end() && e->stamp.link != 0 && e->stamp.link <= it->second.last;
+  };
+  std::unordered_map<std::uint64_t, std::uint64_t> arrived;
+  for (const Envelope* e : r.replay)
+    if (copy(e)) ++arrived[e->stamp.from];
+  for (const auto& [from, sent] : r.resent)
+    if (arrived[from] < sent.count) return;
+  r.replaying = false;
+  std::vector<Envelope*> order = std::move(r.replay);
+  r.replay.clear();
+  std::stable_partition(order.begin(), order.end(), copy);
+  const auto copies_end = std::find_if_not(order.begin(), order.end(), copy);
+  std::stable_sort(order.begin(), copies_end, [](const Envelope* a, const Envelope* b) {
+    return std::tie(a->stamp.time, a->stamp.from, a->stamp.link) < std::tie(b->stamp.time, b->stamp.from, b->stamp.link);
+  });
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {  // handled before what it took from its mailbox
+    (*it)->next = pending_;
+    pending_ = *it;
+  }
 }
 
 // Rebuilt, a frame it closed that no one will finish: its owner survived and holds nothing of it (it

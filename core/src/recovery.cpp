@@ -21,7 +21,7 @@ void Thread::keep_records() { recovery_ = std::make_unique<Recovery>(); }
 void Thread::send_data(Thread& to, Envelope* e) {
   if (recovery_) {
     Recovery& r = *recovery_;
-    r.outbox.send(*e, uid_, to.uid(), node() == 0 ? Stamp::kFinal : r.taken, r.committed);
+    r.outbox.send(*e, uid_, to.uid(), node() == 0 ? Stamp::kFinal : r.taken, r.committed, ++r.clock);
   }
   runtime_.send(node(), to, e);
 }
@@ -29,7 +29,7 @@ void Thread::send_data(Thread& to, Envelope* e) {
 void Thread::send_result(Envelope* e) {
   if (recovery_) {
     Recovery& r = *recovery_;
-    r.outbox.send(*e, uid_, 0, node() == 0 ? Stamp::kFinal : r.taken, r.committed);
+    r.outbox.send(*e, uid_, 0, node() == 0 ? Stamp::kFinal : r.taken, r.committed, ++r.clock);
   }
   runtime_.finish_call(node(), e);
 }
@@ -44,7 +44,11 @@ bool Thread::admit(Envelope* e) {
     pending_ = next;
   }
   if (stamp.link && node() == 0) recovery_->uncovered.emplace_back(stamp.from, stamp.incarnation());
-  if (verdict == detail::Inbox::Verdict::Handle) return true;
+  if (verdict == detail::Inbox::Verdict::Handle) {
+    recovery_->clock = std::max(recovery_->clock, stamp.time);
+    recovery_->changed = true;
+    return true;
+  }
   // Its home may have been rebuilt and posted it again, counting on a credit: it gets one. (A home
   // that was not is credited twice, which only widens its window while the run recovers.)
   if (!e->frames.empty()) {
@@ -92,6 +96,7 @@ void Thread::checkpoint() {
   image->epoch = ++r.taken;
   image->outbox = r.outbox;
   image->inbox = r.inbox.record();
+  image->clock = r.clock;
   image->frames_opened = r.frames_opened;
   for (const auto& [id, home] : homes_)  // closed: their merges' owners have not said Done yet
     image->frames.push_back({id, home.call, home.posted, home.owner, home.forwarders, home.window > 0});
@@ -116,12 +121,22 @@ void Thread::on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::
   recovery_->outbox.covered(receiver, incarnation, number);
 }
 
-void Thread::on_resend(std::uint64_t receiver) {
-  if (receiver == 0)
-    said_done(recovery_->committed);  // rebuilt: its checkpoint is held
-  else
-    rejoin(receiver);
-  for (auto [to, e] : recovery_->outbox.copies(receiver)) {
+// Its copies for `receiver`; rebuilt (0), its copies for all, and to each other thread rebuilt with it
+// (`rebuilt`) a Rejoin too.
+void Thread::on_resend(std::uint64_t receiver, const std::vector<std::uint64_t>& rebuilt) {
+  std::vector<std::pair<std::uint64_t, Envelope*>> copies = recovery_->outbox.copies(receiver);
+  if (receiver == 0) {
+    said_done(recovery_->committed);  // its checkpoint is held
+    for (std::uint64_t r : rebuilt) {
+      std::vector<std::pair<std::uint64_t, Envelope*>> theirs;
+      for (const auto& copy : copies)
+        if (copy.first == r) theirs.push_back(copy);
+      if (r != uid_) rejoin(r, theirs);
+    }
+  } else {
+    rejoin(receiver, copies);
+  }
+  for (auto [to, e] : copies) {
     if (to == 0) {
       runtime_.finish_call(node(), e);
     } else if (Thread* t = runtime_.thread(to)) {
@@ -143,6 +158,9 @@ void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uin
   else
     state_ = detail::make_state(collection_.state_type(), &checkpoint.state);
   Recovery& r = *recovery_;
+  r.clock = checkpoint.clock;
+  r.replaying = true;
+  r.resent.clear();
   r.outbox = checkpoint.outbox;
   r.outbox.restart(incarnation, checkpoint.epoch);
   r.inbox.restore(checkpoint.inbox);
@@ -211,6 +229,7 @@ void Runtime::deliver_result(Envelope* e) {
     std::lock_guard lock(recovery_mu_);
     for (Envelope* next = e; next;) {
       const Stamp stamp = next->stamp;
+      caller_clock_ = std::max(caller_clock_, stamp.time);
       const detail::Inbox::Verdict verdict = results_.admit(next);
       if (verdict == detail::Inbox::Verdict::Early) break;
       if (verdict == detail::Inbox::Verdict::Handle)
@@ -247,33 +266,40 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
     t->restore(*backup.checkpoint, backup.node, ++incarnations_[t->uid()]);
     lifecycle(Lifecycle::ThreadRestored, t, node, backup.node);
   }
-  // Everyone sends again what the rebuilt threads have not covered, they first what they kept, and
-  // tells them which slots it holds of their frames (Rejoin): a rebuilt thread waits for all.
+  // Everyone sends again what the rebuilt threads have not covered, and tells them how much it sent
+  // again and which slots it holds of their frames (Rejoin): a rebuilt thread waits for all, the
+  // caller (0) and the other rebuilt threads included.
   std::unordered_set<std::uint64_t> survivors;
   for (Thread* t : threads())
     if (std::find(lost.begin(), lost.end(), t) == lost.end() && hosts(*t)) survivors.insert(t->uid());
-  std::vector<Thread*> stop_waiting;  // for survivors this node took with it
+  std::vector<std::uint64_t> rebuilt;
+  for (Thread* t : lost) rebuilt.push_back(t->uid());
+  std::vector<Thread*> stop_waiting;  // for threads this node took with it
   {
     std::lock_guard lock(recovery_mu_);
     for (auto& [uid, awaited] : rejoining_) {
       const std::size_t before = awaited.size();
-      std::erase_if(awaited, [&](std::uint64_t s) { return !survivors.contains(s); });
+      std::erase_if(awaited, [&](std::uint64_t s) { return s != 0 && !survivors.contains(s); });
       if (awaited.size() < before) stop_waiting.push_back(thread(uid));
     }
-    for (Thread* t : lost) rejoining_[t->uid()] = survivors;
+    for (Thread* t : lost) {
+      std::unordered_set<std::uint64_t>& awaited = rejoining_[t->uid()] = survivors;
+      awaited.insert(0);
+      for (std::uint64_t r : rebuilt)
+        if (r != t->uid()) awaited.insert(r);
+    }
   }
   for (Thread* t : lost) {
-    for (Message kind : {Message::Resend, Message::Rejoin}) {  // the Rejoin ends the wait if none survived
-      auto* e = new Envelope;
-      e->kind = kind;
-      if (kind == Message::Rejoin) e->payload = Payload::local(std::vector<detail::FrameClaim>{});
-      enqueue(*t, e);
-    }
+    auto* e = new Envelope;
+    e->kind = Message::Resend;
+    e->payload = Payload::local(rebuilt);
+    enqueue(*t, e);
   }
   for (Thread* t : stop_waiting) {
     if (!t || std::find(lost.begin(), lost.end(), t) != lost.end()) continue;
     auto* e = new Envelope;
     e->kind = Message::Rejoin;
+    e->peer = t->uid();  // from itself: it looks again at whom it waits for
     e->payload = Payload::local(std::vector<detail::FrameClaim>{});
     enqueue(*t, e);
   }
@@ -286,13 +312,20 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
       enqueue(*t, e);
     }
   }
-  std::vector<std::pair<std::uint64_t, Envelope*>> inputs;
-  {
-    std::lock_guard lock(recovery_mu_);
-    for (Thread* r : lost)
-      for (auto& copy : inputs_.copies(r->uid())) inputs.push_back(copy);
+  for (Thread* r : lost) {
+    std::vector<std::pair<std::uint64_t, Envelope*>> inputs;
+    {
+      std::lock_guard lock(recovery_mu_);
+      inputs = inputs_.copies(r->uid());
+    }
+    auto* done = new Envelope;  // the caller's Rejoin
+    done->kind = Message::Rejoin;
+    done->count = static_cast<std::int64_t>(inputs.size());
+    done->seq = inputs.empty() ? 0 : inputs.back().second->stamp.link;
+    done->payload = Payload::local(std::vector<detail::FrameClaim>{});
+    for (auto [to, e] : inputs) send(0, *r, e);
+    enqueue(*r, done);
   }
-  for (auto [to, e] : inputs) send(0, *thread(to), e);
   return true;
 }
 

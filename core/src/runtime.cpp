@@ -212,7 +212,7 @@ void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input,
   }
   if (fault_tolerant()) {  // kept until the checkpoint of the thread it goes to covers it
     std::lock_guard lock(recovery_mu_);
-    inputs_.send(*e, 0, to->uid(), Stamp::kFinal, 0);
+    inputs_.send(*e, 0, to->uid(), Stamp::kFinal, 0, ++caller_clock_);
   }
   send(backend_.local_node(), *to, e);
 }
@@ -351,7 +351,8 @@ void Runtime::redirect(NodeId at, Envelope* e) {
   }
   if (fault_tolerant()) {  // a new link: the caller keeps it, like an input (its sender's covers nothing)
     std::lock_guard lock(recovery_mu_);
-    inputs_.send(*e, 0, to->uid(), Stamp::kFinal, 0);
+    caller_clock_ = std::max(caller_clock_, e->stamp.time);  // it stays where its sender put it
+    inputs_.send(*e, 0, to->uid(), Stamp::kFinal, 0, caller_clock_);
   }
   send(at, *to, e);
 }

@@ -35,6 +35,10 @@ std::vector<Envelope*> Thread::wipe() {
     for (Envelope* e : slot.waiting) delete e;
   slots_.clear();
   homes_.clear();
+  if (recovery_) {
+    for (Envelope* e : recovery_->replay) delete e;
+    recovery_->replay.clear();
+  }
   ready_.clear();
   yielded_.clear();
   drain_ = false;
@@ -138,17 +142,20 @@ std::vector<Thread::Forwarder> Thread::forwarders() const {
 void Thread::handle(Envelope* e) {
   switch (e->kind) {
     case Message::Data:
-      if (recovery_) {
-        if (!admit(e)) return;
-        recovery_->changed = true;
+      if (recovery_ && recovery_->replaying) {
+        recovery_->replay.push_back(e);
+        return replay_when_complete();
       }
+      if (recovery_ && !admit(e)) return;
       on_data(e);
       return;
     case Message::Stored: on_stored(static_cast<std::uint32_t>(e->count)); break;
     case Message::Covered: on_covered(e->peer, static_cast<std::uint32_t>(e->frame), static_cast<std::uint64_t>(e->count)); break;
-    case Message::Resend: on_resend(e->peer); break;
+    case Message::Resend:
+      on_resend(e->peer, e->peer ? std::vector<std::uint64_t>{} : e->payload.take<std::vector<std::uint64_t>>());
+      break;
     case Message::CheckpointNow: backup_lost(); break;  // as if it had none: a new one when it can
-    case Message::Rejoin: on_rejoin(e->peer, e->payload.take<std::vector<detail::FrameClaim>>()); break;
+    case Message::Rejoin: on_rejoin(*e, e->payload.take<std::vector<detail::FrameClaim>>()); break;
     case Message::Abort: on_abort(e->call); break;
     case Message::Retire: on_retire(e); break;
     case Message::Migrate: on_migrate(e); break;

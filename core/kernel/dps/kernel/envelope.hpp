@@ -101,8 +101,10 @@ enum class Message : std::uint8_t {
   // Fault tolerance (recovery_log.hpp):
   Covered,        // receiver `peer` -> sender: its checkpoint covers incarnation `frame` up to link `count`
   Stored,         // backend -> thread: its checkpoint `count` is held by another node
-  Resend,         // runtime -> thread: send again what it keeps for thread `peer` (0: for every thread)
-  Rejoin,         // thread `peer` -> a rebuilt thread: the slots it holds of frames homed there (FrameClaims)
+  Resend,         // runtime -> thread: send again what it keeps for thread `peer` (0: it was rebuilt, as
+                  // were the threads in the payload)
+  Rejoin,         // thread `peer` -> a rebuilt thread: it sent `count` copies again, up to link `seq`; the
+                  // slots it holds of frames homed there are the payload (FrameClaims)
   CheckpointNow,  // a frame's home -> its merge's owner: it waits for Done to retire or migrate
 };
 
@@ -130,6 +132,7 @@ struct Stamp {
   std::uint32_t committed = 0;  // ... and held by other nodes: what this incarnation sent before is final
   std::uint32_t base = 0;       // the checkpoint its incarnation was rebuilt from: what earlier ones sent
                                 // before it is final
+  std::uint64_t time = 0;       // the sender's Lamport clock: a rebuilt receiver handles again in its order
 
   static constexpr std::uint32_t kFinal = ~std::uint32_t{0};
   static constexpr int kIncarnationShift = 40;

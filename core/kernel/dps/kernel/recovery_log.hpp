@@ -42,7 +42,8 @@ struct KeptObject {
 class Outbox {
  public:
   // Stamps `e`, from thread `from` to thread `to` (0: the caller), and keeps a copy of it.
-  void send(Envelope& e, std::uint64_t from, std::uint64_t to, std::uint32_t epoch, std::uint32_t committed);
+  void send(Envelope& e, std::uint64_t from, std::uint64_t to, std::uint32_t epoch, std::uint32_t committed,
+            std::uint64_t time);
   // `to`'s checkpoint holds what it received of `incarnation` up to link `number`: the copies go.
   void covered(std::uint64_t to, std::uint32_t incarnation, std::uint64_t number);
   // New envelopes with what it keeps for `to` (for every receiver when 0), in link order.
@@ -132,6 +133,7 @@ struct Checkpoint {
   std::string state;        // StateBox::save(), empty for a stateless thread
   Outbox outbox;
   Inbox::Record inbox;
+  std::uint64_t clock = 0;          // its Lamport clock
   std::uint32_t frames_opened = 0;  // frame ids are the thread's uid and this count: the same when run again
   std::vector<KeptFrame> frames;
   std::vector<FrameDone> dones;

@@ -161,6 +161,7 @@ class Runtime {
   std::mutex recovery_mu_;          // the caller's records:
   detail::Outbox inputs_;           // calls' inputs, kept until their first thread's checkpoint covers them
   detail::Inbox results_;           // calls' results, each once
+  std::uint64_t caller_clock_ = 0;  // the caller's Lamport clock
   std::unordered_map<std::uint64_t, std::uint32_t> incarnations_;  // by thread uid: times it was rebuilt
   std::atomic<bool> recovered_{false};                             // a thread was rebuilt
   std::unordered_map<std::uint64_t, std::unordered_set<std::uint64_t>> rejoining_;  // rebuilt -> survivors awaited

@@ -152,10 +152,12 @@ class Thread {
   FrameId frame_id();
   bool not_opened_yet(FrameId frame) const noexcept;
   bool ended_before(FrameId frame, const detail::FrameHome& home) const;
-  void on_rejoin(std::uint64_t survivor, std::vector<detail::FrameClaim> claims);
+  void on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims);
+  void replay_when_complete();
   void claim(detail::FrameHome& home, FrameId frame, const detail::FrameClaim& c);
   void reopened(FrameId frame, detail::FrameHome& home);
-  void rejoin(std::uint64_t rebuilt);  // a survivor: tell thread `rebuilt` the slots it holds of its frames
+  // Tell thread `rebuilt` that it was sent `copies` again, and which slots of its frames this one holds.
+  void rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies);
   void said_done(std::uint32_t held);  // Done for the merges that checkpoint `held` ran
   void hasten_done();                  // to retire or migrate: Done for the merges it ran, and asked of other owners
   void trace_step(const VertexSpec& spec, CallId call, double start);
@@ -166,7 +168,7 @@ class Thread {
   bool checkpoint_due() const;
   void on_stored(std::uint32_t epoch);
   void on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::uint64_t number);
-  void on_resend(std::uint64_t receiver);
+  void on_resend(std::uint64_t receiver, const std::vector<std::uint64_t>& rebuilt);
   void cover_now();  // on node 0, which never fails: what it handled is covered at once
   std::vector<Envelope*> wipe();  // its kernel records, as if just created; returns the runtime's requests it held
 
@@ -204,6 +206,16 @@ class Thread {
     std::uint32_t taken = 0, committed = 0;  // checkpoints, and the last one another node holds
     double last = -1;                         // when it took the last one (< 0: take one when it can)
     bool changed = false;                     // it handled data since: another one is worth taking
+    std::uint64_t clock = 0;                  // Lamport's: data it sends is later than all it handled
+    // Rebuilt, it handles again what it is sent again in its senders' clocks' order (a causal order,
+    // as it first handled them): the data that comes waits until every sender said how many copies
+    // it sent again, and they all came.
+    bool replaying = false;
+    std::vector<Envelope*> replay;
+    struct Resent {
+      std::uint64_t last = 0, count = 0;  // links up to `last` are copies; `count` of them
+    };
+    std::unordered_map<std::uint64_t, Resent> resent;  // by sender
     // By epoch, the links the checkpoints on their way cover; those handled on node 0 not yet said covered.
     std::map<std::uint32_t, std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> covering;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> uncovered;
