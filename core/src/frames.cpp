@@ -305,7 +305,8 @@ void Thread::replay_when_complete() {
   std::stable_partition(order.begin(), order.end(), copy);
   const auto copies_end = std::find_if_not(order.begin(), order.end(), copy);
   std::stable_sort(order.begin(), copies_end, [](const Envelope* a, const Envelope* b) {
-    return std::tie(a->stamp.time, a->stamp.from, a->stamp.link) < std::tie(b->stamp.time, b->stamp.from, b->stamp.link);
+    return std::tie(a->stamp.time, a->stamp.from, a->stamp.link) <
+           std::tie(b->stamp.time, b->stamp.from, b->stamp.link);
   });
   for (auto it = order.rbegin(); it != order.rend(); ++it) {  // handled before what it took from its mailbox
     (*it)->next = pending_;

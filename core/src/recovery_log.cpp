@@ -48,7 +48,8 @@ Envelope* KeptObject::envelope() const {
 
 void Outbox::send(Envelope& e, std::uint64_t from, std::uint64_t to, std::uint32_t epoch, std::uint32_t committed,
                   std::uint64_t time) {
-  e.stamp = {from, std::uint64_t{incarnation_} << Stamp::kIncarnationShift | ++numbered_[to], epoch, committed, base_, time};
+  e.stamp = {from, std::uint64_t{incarnation_} << Stamp::kIncarnationShift | ++numbered_[to], epoch, committed, base_,
+             time};
   std::vector<std::byte> bytes;
   WireWriter out(bytes, SIZE_MAX);
   e.payload.save(out);
