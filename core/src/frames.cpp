@@ -81,6 +81,10 @@ void Thread::on_consumer_input(Envelope* e) {
 
 void Thread::accept(detail::FrameSlot& slot, FrameId frame, Envelope* e) {
   ++slot.received;
+  if (recovery_ && overfull(slot)) {
+    delete e;
+    return;
+  }
   if (!slot.started) {  // the first object starts the merge (or stream) instance
     slot.started = true;
     Activity* a = create(*e->graph, e->vertex, e->call);
@@ -183,6 +187,7 @@ void Thread::on_close(FrameId frame, std::int64_t count) {
   if (it == slots_.end()) return;
   detail::FrameSlot& slot = it->second;
   slot.expected = count;
+  if (recovery_ && overfull(slot)) return;
   if (!slot.complete()) return;
   if (slot.consumer) {
     if (slot.consumer->state == Activity::State::WaitInput) make_ready(*slot.consumer);
@@ -223,6 +228,16 @@ void Thread::on_done(FrameId frame) {
   for (std::uint64_t t : forwarders) runtime_.control(*this, t, Message::Release, call, frame);
 }
 
+// A producer run again after a node failed that posts fewer objects than it did at first (it is not
+// deterministic) would leave its merge waiting forever: the call fails instead.
+bool Thread::overfull(const detail::FrameSlot& slot) {
+  if (slot.expected < 0 || slot.received <= slot.expected) return false;
+  fail(slot.call, slot.consumer ? slot.consumer->spec().name : "merge",
+       "the producer of its frame, run again after a node failed, posted " + std::to_string(slot.expected) +
+           " objects, fewer than reached it: an operation is not deterministic (docs/fault-tolerance.md)");
+  return true;
+}
+
 void Thread::on_release(FrameId frame) {
   auto it = slots_.find(frame);
   if (it == slots_.end() || it->second.role == Role::Owner) return;  // an owner ends with its merge
@@ -238,7 +253,8 @@ bool Thread::not_opened_yet(FrameId frame) const noexcept {
   return recovery_ && frame >> 32 == uid_ && (frame & 0xffffffffu) > recovery_->frames_opened;
 }
 
-void Thread::rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies) {
+void Thread::rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies,
+                    bool rebuilt_too) {
   Thread* to = runtime_.thread(rebuilt);
   if (!to) return;
   std::vector<detail::FrameClaim> claims;
@@ -255,17 +271,16 @@ void Thread::rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint
   e->peer = uid_;
   e->count = static_cast<std::int64_t>(copies.size());
   e->seq = copies.empty() ? 0 : copies.back().second->stamp.link;
+  e->credit = rebuilt_too;
   e->payload = Payload::local(std::move(claims));
   runtime_.send(node(), *to, e);
 }
 
 void Thread::on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims) {
   Recovery& r = *recovery_;
-  const std::uint64_t survivor = e.peer;
-  if (survivor != uid_) {
-    r.heard.insert(survivor);
-    r.resent[survivor] = {e.seq, static_cast<std::uint64_t>(e.count)};
-  }
+  const std::uint64_t survivor = e.peer;  // 0: the caller
+  if (!e.credit) r.heard.insert(survivor);  // not rebuilt too: what it holds, it survived with
+  r.resent[survivor] = {e.seq, static_cast<std::uint64_t>(e.count)};
   for (const detail::FrameClaim& c : claims) {
     if (c.owner == c.holder) r.owner_holds.insert(c.frame);
     if (auto it = homes_.find(c.frame); it != homes_.end())
@@ -300,6 +315,7 @@ void Thread::replay_when_complete() {
   for (const auto& [from, sent] : r.resent)
     if (arrived[from] < sent.count) return;
   r.replaying = false;
+  runtime_.replayed(uid_);
   std::vector<Envelope*> order = std::move(r.replay);
   r.replay.clear();
   std::stable_partition(order.begin(), order.end(), copy);
@@ -316,7 +332,8 @@ void Thread::replay_when_complete() {
 
 // Rebuilt, a frame it closed that no one will finish: its owner survived and holds nothing of it (it
 // said Done to this thread's earlier life), or no one owns it and every object it posted again was
-// dropped by a receiver that had handled it.
+// dropped by a receiver that had handled it. (An owner rebuilt with this thread that registers later
+// is then released: docs/fault-tolerance.md, "Not yet".)
 bool Thread::ended_before(FrameId frame, const detail::FrameHome& home) const {
   if (!recovery_ || recovery_->rejoining || !home.closed || home.producer) return false;
   if (home.owner) return recovery_->heard.contains(home.owner) && !recovery_->owner_holds.contains(frame);
@@ -341,6 +358,7 @@ void Thread::reopened(FrameId frame, detail::FrameHome& home) {
   Recovery::Unopened held = std::move(it->second);
   recovery_->unopened.erase(it);
   home.done = held.done;
+  std::ranges::stable_partition(held.claims, [](const detail::FrameClaim& c) { return c.owner != 0; });
   for (const detail::FrameClaim& c : held.claims) claim(home, frame, c);
   for (std::uint64_t registrant : held.registrants) on_register(frame, registrant);
 }
@@ -349,6 +367,10 @@ void Thread::reopened(FrameId frame, detail::FrameHome& home) {
 // would then lose those merges' outputs), and the owners of its frames' merges checkpoint at once.
 void Thread::hasten_done() {
   said_done(Stamp::kFinal);
+  std::vector<FrameId> ended;
+  for (const auto& [frame, home] : homes_)
+    if (ended_before(frame, home)) ended.push_back(frame);
+  for (FrameId frame : ended) on_done(frame);
   for (auto& [frame, home] : homes_) {
     if (home.hastened || !home.owner) continue;
     home.hastened = true;

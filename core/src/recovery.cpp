@@ -87,6 +87,7 @@ void Thread::checkpoint() {
     if (state_) image->state = state_->save();
   } catch (...) {
     r.unsaveable = true;  // never rebuilt: its loss fails the calls (Runtime::node_failed)
+    said_done(Stamp::kFinal);
     return;
   }
   const double start = runtime_.now();
@@ -131,10 +132,10 @@ void Thread::on_resend(std::uint64_t receiver, const std::vector<std::uint64_t>&
       std::vector<std::pair<std::uint64_t, Envelope*>> theirs;
       for (const auto& copy : copies)
         if (copy.first == r) theirs.push_back(copy);
-      if (r != uid_) rejoin(r, theirs);
+      if (r != uid_) rejoin(r, theirs, /*rebuilt_too=*/true);
     }
   } else {
-    rejoin(receiver, copies);
+    rejoin(receiver, copies, /*rebuilt_too=*/false);
   }
   for (auto [to, e] : copies) {
     if (to == 0) {
@@ -250,6 +251,16 @@ void Runtime::deliver_result(Envelope* e) {
 bool Runtime::node_failed(NodeId node, const std::string& reason) {
   lifecycle(Lifecycle::NodeFailed, nullptr, node);
   if (!fault_tolerant()) return fail_calls(std::make_exception_ptr(NodeFailure(node, reason))), false;
+  bool recovering = false;
+  {
+    std::lock_guard lock(recovery_mu_);
+    recovering = !replaying_.empty();
+  }
+  if (recovering)  // the copies its threads were sending again are lost with them
+    return fail_calls(std::make_exception_ptr(NodeFailure(
+               node, reason + "; it failed while threads rebuilt after an earlier failure were still being sent "
+                              "again what they had received"))),
+           false;
   std::vector<Thread*> lost;
   for (Thread* t : threads())
     if (t->node() == node && !gone(t->uid())) lost.push_back(t);
@@ -274,15 +285,10 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
     if (std::find(lost.begin(), lost.end(), t) == lost.end() && hosts(*t)) survivors.insert(t->uid());
   std::vector<std::uint64_t> rebuilt;
   for (Thread* t : lost) rebuilt.push_back(t->uid());
-  std::vector<Thread*> stop_waiting;  // for threads this node took with it
   {
     std::lock_guard lock(recovery_mu_);
-    for (auto& [uid, awaited] : rejoining_) {
-      const std::size_t before = awaited.size();
-      std::erase_if(awaited, [&](std::uint64_t s) { return s != 0 && !survivors.contains(s); });
-      if (awaited.size() < before) stop_waiting.push_back(thread(uid));
-    }
     for (Thread* t : lost) {
+      replaying_.insert(t->uid());
       std::unordered_set<std::uint64_t>& awaited = rejoining_[t->uid()] = survivors;
       awaited.insert(0);
       for (std::uint64_t r : rebuilt)
@@ -295,14 +301,6 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
     e->payload = Payload::local(rebuilt);
     enqueue(*t, e);
   }
-  for (Thread* t : stop_waiting) {
-    if (!t || std::find(lost.begin(), lost.end(), t) != lost.end()) continue;
-    auto* e = new Envelope;
-    e->kind = Message::Rejoin;
-    e->peer = t->uid();  // from itself: it looks again at whom it waits for
-    e->payload = Payload::local(std::vector<detail::FrameClaim>{});
-    enqueue(*t, e);
-  }
   for (Thread* t : threads()) {
     if (!survivors.contains(t->uid())) continue;
     for (Thread* r : lost) {
@@ -311,6 +309,7 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
       e->peer = r->uid();
       enqueue(*t, e);
     }
+    t->resend_due_.store(true, std::memory_order_relaxed);
   }
   for (Thread* r : lost) {
     std::vector<std::pair<std::uint64_t, Envelope*>> inputs;
@@ -327,6 +326,11 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
     enqueue(*r, done);
   }
   return true;
+}
+
+void Runtime::replayed(std::uint64_t rebuilt) {
+  std::lock_guard lock(recovery_mu_);
+  replaying_.erase(rebuilt);
 }
 
 bool Runtime::rejoined(std::uint64_t rebuilt, std::uint64_t survivor) {

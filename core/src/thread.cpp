@@ -69,6 +69,7 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
   // A turn of the worker policy: until no work is left, or the step that spends the budget or finds
   // an urgent thread waiting.
   for (std::size_t steps = 1;; ++steps) {
+    if (resend_due_.load(std::memory_order_relaxed)) resend_first();
     if (recovery_ && checkpoint_due()) {
       checkpoint();  // a step of its own, between two operations
     } else if (!ready_.empty()) {  // operations woken by the last message go first: pipelining
@@ -97,6 +98,25 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
     const bool urgent_waiting = urgent && urgent->load(std::memory_order_relaxed) > 0;
     if (detail::worker_policy::turn_ends(steps, budget, urgent_waiting)) return true;
   }
+}
+
+// A node failed: what this thread is asked to send again goes before what it has queued, so that the
+// rebuilt threads, which wait for it, do not wait for that too.
+void Thread::resend_first() {
+  resend_due_.store(false, std::memory_order_relaxed);
+  Envelope* first = nullptr;
+  Envelope** first_end = &first;
+  Envelope** rest_end = &pending_;
+  while (*rest_end) rest_end = &(*rest_end)->next;
+  for (Envelope* e = mailbox_.take(); e;) {
+    Envelope* next = std::exchange(e->next, nullptr);
+    Envelope**& end = e->kind == Message::Resend ? first_end : rest_end;
+    *end = e;
+    end = &e->next;
+    e = next;
+  }
+  *first_end = pending_;
+  pending_ = first;
 }
 
 // This thread lives in another process: what reaches this stand-in follows it there.
@@ -262,7 +282,10 @@ void Thread::on_migrate(Envelope* e) {
   migration_.emplace(Move{static_cast<NodeId>(e->count), e->payload.take<ClusterLink::Done>()});
 }
 
-bool Thread::quiescent() const noexcept { return homes_.empty() && checkpointable(); }
+bool Thread::quiescent() const noexcept {
+  if (recovery_ && (recovery_->replaying || recovery_->rejoining)) return false;  // rebuilt, it waits for its copies
+  return homes_.empty() && checkpointable();
+}
 
 bool Thread::checkpointable() const noexcept {  // a home with a producer has an activity
   if (!activities_.empty()) return false;
@@ -273,6 +296,7 @@ bool Thread::checkpointable() const noexcept {  // a home with a producer has an
 // Operation instances cannot move (their coroutine frames live here), so a thread migrates or
 // retires between them; messages keep being processed meanwhile.
 void Thread::settle() {
+  if (recovery_ && life_ != Life::Active) said_done(Stamp::kFinal);  // leaving, it never checkpoints again
   if (!quiescent()) {
     if (recovery_ && checkpointable()) hasten_done();  // only frames whose merges' owners owe Done
     return;

@@ -157,7 +157,8 @@ struct Envelope final {  // final: thread caches recycle blocks of exactly this 
   FrameId frame = 0;
   std::uint64_t peer = 0;  // a thread's uid (0: none)
   std::int64_t count = 0;
-  bool credit = false;  // Grant: return a Credit for every consumed object; Credit: for a dropped duplicate
+  bool credit = false;  // Grant: return a Credit for every consumed object; Credit: for a dropped duplicate;
+                        // Rejoin: its sender was rebuilt too
 };
 
 }  // namespace dps

@@ -123,6 +123,7 @@ class Runtime {
   // Rebuilt thread `rebuilt` heard from `survivor` (0: none) which slots of its frames it holds; true
   // once it heard from every thread that survived its node.
   bool rejoined(std::uint64_t rebuilt, std::uint64_t survivor);
+  void replayed(std::uint64_t rebuilt);  // it handled again all it was sent again
   // A thread was rebuilt. A call's result may then come before the rebuilt threads ran again all they
   // had run since their checkpoints (their states are exact once they have): backends wait for both.
   bool recovered() const noexcept { return recovered_.load(std::memory_order_acquire); }
@@ -164,7 +165,8 @@ class Runtime {
   std::uint64_t caller_clock_ = 0;  // the caller's Lamport clock
   std::unordered_map<std::uint64_t, std::uint32_t> incarnations_;  // by thread uid: times it was rebuilt
   std::atomic<bool> recovered_{false};                             // a thread was rebuilt
-  std::unordered_map<std::uint64_t, std::unordered_set<std::uint64_t>> rejoining_;  // rebuilt -> survivors awaited
+  std::unordered_map<std::uint64_t, std::unordered_set<std::uint64_t>> rejoining_;  // rebuilt -> threads awaited
+  std::unordered_set<std::uint64_t> replaying_;  // rebuilt threads not done handling again what they were sent
 
   std::atomic<CallId> next_call_{0};
   std::atomic<FrameId> next_frame_{0};

@@ -148,6 +148,7 @@ class Thread {
   void on_credit(FrameId frame, std::int64_t count, bool dropped);
   void on_done(FrameId frame);
   void on_release(FrameId frame);
+  bool overfull(const detail::FrameSlot& slot);  // a merge got more than its producer posted: its call fails
   // frames.cpp, under fault tolerance
   FrameId frame_id();
   bool not_opened_yet(FrameId frame) const noexcept;
@@ -157,7 +158,8 @@ class Thread {
   void claim(detail::FrameHome& home, FrameId frame, const detail::FrameClaim& c);
   void reopened(FrameId frame, detail::FrameHome& home);
   // Tell thread `rebuilt` that it was sent `copies` again, and which slots of its frames this one holds.
-  void rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies);
+  void rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies,
+              bool rebuilt_too);
   void said_done(std::uint32_t held);  // Done for the merges that checkpoint `held` ran
   void hasten_done();                  // to retire or migrate: Done for the merges it ran, and asked of other owners
   void trace_step(const VertexSpec& spec, CallId call, double start);
@@ -170,6 +172,7 @@ class Thread {
   void on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::uint64_t number);
   void on_resend(std::uint64_t receiver, const std::vector<std::uint64_t>& rebuilt);
   void cover_now();  // on node 0, which never fails: what it handled is covered at once
+  void resend_first();
   std::vector<Envelope*> wipe();  // its kernel records, as if just created; returns the runtime's requests it held
 
   Runtime& runtime_;
@@ -182,6 +185,7 @@ class Thread {
   detail::Mailbox mailbox_;
   detail::EnvelopeCache envelope_cache_;
   Envelope* pending_ = nullptr;  // taken from the mailbox, not yet handled
+  std::atomic<bool> resend_due_{false};  // a Resend waits in the mailbox: it goes first
   std::deque<Activity*> ready_;
   std::deque<Activity*> yielded_;  // they go on once the messages waiting when they yielded are handled
   bool drain_ = false;             // an activity yielded: take the mailbox before resuming it
