@@ -278,7 +278,7 @@ void Thread::rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint
 
 void Thread::on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims) {
   Recovery& r = *recovery_;
-  const std::uint64_t survivor = e.peer;  // 0: the caller
+  const std::uint64_t survivor = e.peer;    // 0: the caller
   if (!e.credit) r.heard.insert(survivor);  // not rebuilt too: what it holds, it survived with
   r.resent[survivor] = {e.seq, static_cast<std::uint64_t>(e.count)};
   for (const detail::FrameClaim& c : claims) {

@@ -158,8 +158,7 @@ class Thread {
   void claim(detail::FrameHome& home, FrameId frame, const detail::FrameClaim& c);
   void reopened(FrameId frame, detail::FrameHome& home);
   // Tell thread `rebuilt` that it was sent `copies` again, and which slots of its frames this one holds.
-  void rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies,
-              bool rebuilt_too);
+  void rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies, bool rebuilt_too);
   void said_done(std::uint32_t held);  // Done for the merges that checkpoint `held` ran
   void hasten_done();                  // to retire or migrate: Done for the merges it ran, and asked of other owners
   void trace_step(const VertexSpec& spec, CallId call, double start);
