@@ -358,7 +358,7 @@ void Thread::reopened(FrameId frame, detail::FrameHome& home) {
   Recovery::Unopened held = std::move(it->second);
   recovery_->unopened.erase(it);
   home.done = held.done;
-  std::ranges::stable_partition(held.claims, [](const detail::FrameClaim& c) { return c.owner != 0; });
+  std::stable_partition(held.claims.begin(), held.claims.end(), [](const detail::FrameClaim& c) { return c.owner != 0; });
   for (const detail::FrameClaim& c : held.claims) claim(home, frame, c);
   for (std::uint64_t registrant : held.registrants) on_register(frame, registrant);
 }
