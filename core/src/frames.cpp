@@ -200,7 +200,10 @@ void Thread::on_credit(FrameId frame, std::int64_t count, bool dropped) {
   auto it = homes_.find(frame);
   if (it == homes_.end()) return;
   detail::FrameHome& home = it->second;
-  if (dropped && (home.dropped += count, ended_before(frame, home))) return on_done(frame);
+  if (dropped) {
+    home.dropped += count;
+    if (ended_before(frame, home)) return on_done(frame);
+  }
   home.in_flight -= count;
   // A waiting producer wakes once a quarter of its window is free, not for every credit: it then posts
   // a batch before it waits again, instead of one object per suspension.
@@ -266,14 +269,7 @@ void Thread::rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint
   for (const auto& [epoch, dones] : recovery_->dones)  // merges it ran that its home waits to hear of
     for (const detail::FrameDone& d : dones)
       if (d.home == rebuilt) claims.push_back({d.frame, uid_, uid_});
-  auto* e = new Envelope;
-  e->kind = Message::Rejoin;
-  e->peer = uid_;
-  e->count = static_cast<std::int64_t>(copies.size());
-  e->seq = copies.empty() ? 0 : copies.back().second->stamp.link;
-  e->credit = rebuilt_too;
-  e->payload = Payload::local(std::move(claims));
-  runtime_.send(node(), *to, e);
+  runtime_.send(node(), *to, detail::rejoin_message(uid_, copies, std::move(claims), rebuilt_too));
 }
 
 void Thread::on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims) {
@@ -293,10 +289,7 @@ void Thread::on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims
   if (!r.rejoining || !runtime_.rejoined(uid_, survivor)) return;
   r.rejoining = false;  // every survivor answered: the first registrant of a frame no one owns owns it
   for (auto [frame, registrant] : std::exchange(r.registrations, {})) on_register(frame, registrant);
-  std::vector<FrameId> ended;
-  for (const auto& [frame, home] : homes_)
-    if (ended_before(frame, home)) ended.push_back(frame);
-  for (FrameId frame : ended) on_done(frame);
+  end_frames_ended_before();
   replay_when_complete();
 }
 
@@ -318,8 +311,7 @@ void Thread::replay_when_complete() {
   runtime_.replayed(uid_);
   std::vector<Envelope*> order = std::move(r.replay);
   r.replay.clear();
-  std::stable_partition(order.begin(), order.end(), copy);
-  const auto copies_end = std::find_if_not(order.begin(), order.end(), copy);
+  const auto copies_end = std::stable_partition(order.begin(), order.end(), copy);
   std::stable_sort(order.begin(), copies_end, [](const Envelope* a, const Envelope* b) {
     return std::tie(a->stamp.time, a->stamp.from, a->stamp.link) <
            std::tie(b->stamp.time, b->stamp.from, b->stamp.link);
@@ -338,6 +330,13 @@ bool Thread::ended_before(FrameId frame, const detail::FrameHome& home) const {
   if (!recovery_ || recovery_->rejoining || !home.closed || home.producer) return false;
   if (home.owner) return recovery_->heard.contains(home.owner) && !recovery_->owner_holds.contains(frame);
   return home.dropped >= home.posted;
+}
+
+void Thread::end_frames_ended_before() {
+  std::vector<FrameId> ended;
+  for (const auto& [frame, home] : homes_)
+    if (ended_before(frame, home)) ended.push_back(frame);
+  for (FrameId frame : ended) on_done(frame);
 }
 
 // What a survivor holds of a frame this rebuilt thread is the home of. Owners and forwarders say who
@@ -367,10 +366,7 @@ void Thread::reopened(FrameId frame, detail::FrameHome& home) {
 // would then lose those merges' outputs), and the owners of its frames' merges checkpoint at once.
 void Thread::hasten_done() {
   said_done(Stamp::kFinal);
-  std::vector<FrameId> ended;
-  for (const auto& [frame, home] : homes_)
-    if (ended_before(frame, home)) ended.push_back(frame);
-  for (FrameId frame : ended) on_done(frame);
+  end_frames_ended_before();
   for (auto& [frame, home] : homes_) {
     if (home.hastened || !home.owner) continue;
     home.hastened = true;

@@ -317,13 +317,9 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
       std::lock_guard lock(recovery_mu_);
       inputs = inputs_.copies(r->uid());
     }
-    auto* done = new Envelope;  // the caller's Rejoin
-    done->kind = Message::Rejoin;
-    done->count = static_cast<std::int64_t>(inputs.size());
-    done->seq = inputs.empty() ? 0 : inputs.back().second->stamp.link;
-    done->payload = Payload::local(std::vector<detail::FrameClaim>{});
+    Envelope* rejoin = detail::rejoin_message(0, inputs, {}, false);  // the caller's
     for (auto [to, e] : inputs) send(0, *r, e);
-    enqueue(*r, done);
+    enqueue(*r, rejoin);
   }
   return true;
 }

@@ -30,6 +30,18 @@ std::uint64_t identity(const Envelope& e) noexcept {
   return h;
 }
 
+Envelope* rejoin_message(std::uint64_t from, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies,
+                         std::vector<FrameClaim> claims, bool rebuilt_too) {
+  auto* e = new Envelope;
+  e->kind = Message::Rejoin;
+  e->peer = from;
+  e->count = static_cast<std::int64_t>(copies.size());
+  e->seq = copies.empty() ? 0 : copies.back().second->stamp.link;  // copies come in link order
+  e->credit = rebuilt_too;
+  e->payload = Payload::local(std::move(claims));
+  return e;
+}
+
 Envelope* KeptObject::envelope() const {
   auto* e = new Envelope;
   e->graph = graph;

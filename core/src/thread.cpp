@@ -69,7 +69,7 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
   // A turn of the worker policy: until no work is left, or the step that spends the budget or finds
   // an urgent thread waiting.
   for (std::size_t steps = 1;; ++steps) {
-    if (resend_due_.load(std::memory_order_relaxed)) resend_first();
+    if (recovery_ && resend_due_.load(std::memory_order_relaxed)) resend_first();
     if (recovery_ && checkpoint_due()) {
       checkpoint();  // a step of its own, between two operations
     } else if (!ready_.empty()) {  // operations woken by the last message go first: pipelining

@@ -141,6 +141,10 @@ struct Checkpoint {
   std::size_t bytes() const noexcept;  // what travels to the node that holds it
 };
 
+// What thread `from` (0: the caller) tells a rebuilt thread after sending it `copies` again (Message::Rejoin).
+Envelope* rejoin_message(std::uint64_t from, const std::vector<std::pair<std::uint64_t, Envelope*>>& copies,
+                         std::vector<FrameClaim> claims, bool rebuilt_too);
+
 // The identity of a data object: the same when a rebuilt thread sends it again.
 std::uint64_t identity(const Envelope& e) noexcept;
 

@@ -153,6 +153,7 @@ class Thread {
   FrameId frame_id();
   bool not_opened_yet(FrameId frame) const noexcept;
   bool ended_before(FrameId frame, const detail::FrameHome& home) const;
+  void end_frames_ended_before();
   void on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims);
   void replay_when_complete();
   void claim(detail::FrameHome& home, FrameId frame, const detail::FrameClaim& c);
