@@ -219,6 +219,7 @@ void Runtime::cover(NodeId at, std::uint64_t receiver, std::uint64_t sender, std
 
 // A graph's output reached the caller: under fault tolerance, once, in each sender's order.
 void Runtime::deliver_result(Envelope* e) {
+  if (!coordinates()) return link_->call_completed(e);
   if (!e->stamp.link) {
     complete_call(*e->graph, e->call, std::move(e->payload));
     delete e;
@@ -261,70 +262,97 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
                node, reason + "; it failed while threads rebuilt after an earlier failure were still being sent "
                               "again what they had received"))),
            false;
-  std::vector<Thread*> lost;
-  for (Thread* t : threads())
-    if (t->node() == node && !gone(t->uid())) lost.push_back(t);
-  for (Thread* t : lost) {
-    if (t->recovery_->unsaveable || !backend_.backup(t->uid()).checkpoint) {
+  std::vector<detail::Rebuilt> plan;
+  for (Thread* t : threads()) {
+    if (t->node() != node || gone(t->uid())) continue;
+    const Backend::Backup backup = backend_.backup(t->uid());
+    if (t->recovery_->unsaveable || backup.epoch == 0) {
       const std::string why = t->recovery_->unsaveable ? " cannot be checkpointed (its state type has no cereal serialize())"
                                                        : " had no backup on another node";
       return fail_calls(std::make_exception_ptr(NodeFailure(node, reason + "; " + t->name() + why))), false;
     }
+    plan.push_back({t->uid(), backup.node, ++incarnations_[t->uid()]});
   }
+  rebuild(node, plan);
+  if (link_)
+    link_->recover(node, plan);  // the others rebuild too, then everyone sends again (resend)
+  else
+    resend(plan);
+  return true;
+}
+
+void Runtime::rebuild(NodeId node, const std::vector<detail::Rebuilt>& plan) {
   recovered_.store(true, std::memory_order_release);
-  for (Thread* t : lost) {
-    const Backend::Backup backup = backend_.backup(t->uid());
-    t->restore(*backup.checkpoint, backup.node, ++incarnations_[t->uid()]);
-    lifecycle(Lifecycle::ThreadRestored, t, node, backup.node);
+  std::vector<Thread*> here;  // rebuilt in this process
+  for (const detail::Rebuilt& r : plan) {
+    Thread* t = thread(r.thread);
+    if (!t || !backend_.hosts(r.at)) continue;  // the others learn where it is once all rebuilt
+    const Backend::Backup backup = backend_.backup(r.thread);
+    if (!backup.checkpoint) throw std::logic_error(t->name() + " has no checkpoint where it is rebuilt");
+    t->restore(*backup.checkpoint, r.at, r.incarnation);
+    lifecycle(Lifecycle::ThreadRestored, t, node, r.at);
+    here.push_back(t);
   }
-  // Everyone sends again what the rebuilt threads have not covered, and tells them how much it sent
-  // again and which slots it holds of their frames (Rejoin): a rebuilt thread waits for all, the
-  // caller (0) and the other rebuilt threads included.
-  std::unordered_set<std::uint64_t> survivors;
+  // A rebuilt thread waits for every other thread to tell it what it sent again and which slots
+  // of its frames it holds (Rejoin), the caller (0) and the other rebuilt threads included.
+  std::unordered_set<std::uint64_t> everyone{0};
   for (Thread* t : threads())
-    if (std::find(lost.begin(), lost.end(), t) == lost.end() && hosts(*t)) survivors.insert(t->uid());
-  std::vector<std::uint64_t> rebuilt;
-  for (Thread* t : lost) rebuilt.push_back(t->uid());
-  {
-    std::lock_guard lock(recovery_mu_);
-    for (Thread* t : lost) {
-      replaying_.insert(t->uid());
-      std::unordered_set<std::uint64_t>& awaited = rejoining_[t->uid()] = survivors;
-      awaited.insert(0);
-      for (std::uint64_t r : rebuilt)
-        if (r != t->uid()) awaited.insert(r);
-    }
+    if (!gone(t->uid())) everyone.insert(t->uid());
+  std::lock_guard lock(recovery_mu_);
+  for (const detail::Rebuilt& r : plan)
+    if (coordinates()) replaying_.insert(r.thread);
+  for (Thread* t : here) {
+    std::unordered_set<std::uint64_t>& awaited = rejoining_[t->uid()] = everyone;
+    awaited.erase(t->uid());
   }
-  for (Thread* t : lost) {
-    auto* e = new Envelope;
-    e->kind = Message::Resend;
-    e->payload = Payload::local(rebuilt);
-    enqueue(*t, e);
+}
+
+// Once every process rebuilt: the rebuilt threads are where they were rebuilt, and each thread sends
+// them again what they have not covered. What was sent to them before is lost, as in the failure.
+void Runtime::resend(const std::vector<detail::Rebuilt>& plan) {
+  std::vector<std::uint64_t> rebuilt;
+  for (const detail::Rebuilt& r : plan) {
+    Thread* t = thread(r.thread);
+    if (!t) continue;
+    if (!backend_.hosts(r.at)) t->depart(r.at);
+    rebuilt.push_back(r.thread);
   }
   for (Thread* t : threads()) {
-    if (!survivors.contains(t->uid())) continue;
-    for (Thread* r : lost) {
+    if (!hosts(*t) || gone(t->uid())) continue;
+    if (std::find(rebuilt.begin(), rebuilt.end(), t->uid()) != rebuilt.end()) {
       auto* e = new Envelope;
       e->kind = Message::Resend;
-      e->peer = r->uid();
+      e->payload = Payload::local(rebuilt);
+      enqueue(*t, e);
+      continue;
+    }
+    for (std::uint64_t r : rebuilt) {
+      auto* e = new Envelope;
+      e->kind = Message::Resend;
+      e->peer = r;
       enqueue(*t, e);
     }
     t->resend_due_.store(true, std::memory_order_relaxed);
   }
-  for (Thread* r : lost) {
+  if (!coordinates()) return;
+  for (std::uint64_t uid : rebuilt) {
+    Thread& r = *thread(uid);
     std::vector<std::pair<std::uint64_t, Envelope*>> inputs;
     {
       std::lock_guard lock(recovery_mu_);
-      inputs = inputs_.copies(r->uid());
+      inputs = inputs_.copies(uid);
     }
     Envelope* rejoin = detail::rejoin_message(0, inputs, {}, false);  // the caller's
-    for (auto [to, e] : inputs) send(0, *r, e);
-    enqueue(*r, rejoin);
+    for (auto [to, e] : inputs) send(0, r, e);
+    if (hosts(r))
+      enqueue(r, rejoin);
+    else
+      send(0, r, rejoin);  // after the copies, on the same connection
   }
-  return true;
 }
 
 void Runtime::replayed(std::uint64_t rebuilt) {
+  if (!coordinates()) return link_->replayed(rebuilt);  // node 0 tracks the replays
   std::lock_guard lock(recovery_mu_);
   replaying_.erase(rebuilt);
 }

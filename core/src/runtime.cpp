@@ -218,7 +218,6 @@ void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input,
 }
 
 void Runtime::complete_call(const GraphCore& graph, CallId id, Payload&& result) {
-  if (!coordinates()) return link_->call_completed(graph, id, std::move(result));
   std::unique_ptr<detail::CallBase> call;
   {
     std::lock_guard lock(calls_mu_);

@@ -1,10 +1,12 @@
 // Envelope frames: fixed fields, the frame stack, then the payload.
 #include "dps/net/codec.hpp"
 
+#include "dps/kernel/recovery_log.hpp"
 #include "dps/kernel/thread.hpp"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dps::net {
 
@@ -15,6 +17,31 @@ std::uint64_t named_thread(const Runtime& runtime, std::uint64_t uid) {
   if (uid == 0) throw WireError("thread uid 0");
   if (!runtime.thread(uid) && !runtime.gone(uid)) throw NotYetKnown(uid);
   return uid;
+}
+
+// A data object's stamp under fault tolerance; one byte without.
+void put_stamp(const Stamp& s, WireWriter& out) {
+  out.put(static_cast<std::uint8_t>(s.link != 0));
+  if (!s.link) return;
+  out.put(s.from);
+  out.put(s.link);
+  out.put(s.epoch);
+  out.put(s.committed);
+  out.put(s.base);
+  out.put(s.time);
+}
+
+Stamp get_stamp(WireReader& in) {
+  Stamp s;
+  if (in.get<std::uint8_t>() == 0) return s;
+  s.from = in.get<std::uint64_t>();
+  s.link = in.get<std::uint64_t>();
+  s.epoch = in.get<std::uint32_t>();
+  s.committed = in.get<std::uint32_t>();
+  s.base = in.get<std::uint32_t>();
+  s.time = in.get<std::uint64_t>();
+  if (!s.link) throw WireError("a stamp without a link");
+  return s;
 }
 
 }  // namespace
@@ -33,6 +60,7 @@ void encode(const Envelope& e, const Thread& to, WireWriter& out) {
       out.put(e.frames[i].home);
       out.put(e.frames[i].parent_seq);
     }
+    put_stamp(e.stamp, out);
     e.payload.save(out);
   } else {
     out.put(e.call);  // a node that cannot pass it on fails the call
@@ -40,6 +68,16 @@ void encode(const Envelope& e, const Thread& to, WireWriter& out) {
     out.put(e.peer);
     out.put(e.count);
     out.put(static_cast<std::uint8_t>(e.credit));
+    if (e.kind == Message::Rejoin) {
+      out.put(e.seq);
+      const auto& claims = e.payload.get<std::vector<detail::FrameClaim>>();
+      out.put(static_cast<std::uint32_t>(claims.size()));
+      for (const detail::FrameClaim& c : claims) {
+        out.put(c.frame);
+        out.put(c.holder);
+        out.put(c.owner);
+      }
+    }
   }
 }
 
@@ -69,9 +107,14 @@ Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuff
         throw WireError("vertex " + std::to_string(e->vertex) + " of graph " + std::to_string(graph_id) + " (" +
                         std::to_string(graph->vertices.size()) + " vertices)");
       e->graph = graph;
+      e->stamp = get_stamp(in);
       e->payload = (*graph)[e->vertex].type->load_input(in);
       break;
     }
+    case Message::Covered:
+    case Message::Stored:
+    case Message::CheckpointNow:
+    case Message::Rejoin:
     case Message::Register:
     case Message::Grant:
     case Message::Close:
@@ -84,6 +127,19 @@ Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuff
       e->peer = peer ? named_thread(runtime, peer) : 0;
       e->count = in.get<std::int64_t>();
       e->credit = in.get<std::uint8_t>() != 0;
+      if (e->kind == Message::Rejoin) {
+        e->seq = in.get<std::uint64_t>();
+        const auto n = in.get<std::uint32_t>();
+        if (n > in.remaining() / 24)
+          throw WireError(std::to_string(n) + " frame claims in " + std::to_string(in.remaining()) + " bytes");
+        std::vector<detail::FrameClaim> claims(n);
+        for (detail::FrameClaim& c : claims) {
+          c.frame = in.get<FrameId>();
+          c.holder = in.get<std::uint64_t>();
+          c.owner = in.get<std::uint64_t>();
+        }
+        e->payload = Payload::local(std::move(claims));
+      }
       break;
     }
     default: throw WireError("envelope kind " + std::to_string(static_cast<int>(e->kind)) + " never crosses processes");

@@ -413,6 +413,7 @@ void Membership::lost(NodeId node, const std::string& reason) {
   std::string lost;
   {
     std::lock_guard lock(process_.mu);
+    if (failed_.contains(node)) return;  // recovered from already
     live_.erase(node);
     if (me != 0 && node == 0) {
       process_.failure = "node 0 is gone (" + reason + ")";
@@ -428,11 +429,21 @@ void Membership::lost(NodeId node, const std::string& reason) {
   if (me != 0 && node == 0) {
     process_.log("node 0 is gone (" + reason + "): leaving");
   } else if (!lost.empty()) {
-    // Calls are node 0's: it fails them, for its own losses and for those the others report.
+    // Calls are node 0's: it fails them, or rebuilds the node's threads (fault tolerance), for its
+    // own losses; the others report theirs.
     process_.log("lost node " + std::to_string(node) + ": " + lost);
-    if (me == 0 && process_.runtime) process_.runtime->fail_calls(std::make_exception_ptr(NodeFailure(node, lost)));
+    if (me == 0 && process_.runtime) {
+      if (process_.runtime->fault_tolerant()) failed(node);
+      process_.runtime->node_failed(node, lost);
+    }
     if (me != 0) transport_.tell(0, PeerLost{node, lost});
   }
+}
+
+void Membership::failed(NodeId node) {
+  std::lock_guard lock(process_.mu);
+  live_.erase(node);
+  failed_.insert(node);
 }
 
 void Membership::end() {
@@ -554,7 +565,11 @@ void Membership::handle(PeerLost& d, Incoming& in) {
   in.nothing_follows();
   if (process_.me != 0) throw WireError("unexpected peer lost");
   const std::string reason = "node " + std::to_string(in.sender) + " lost its connection to it: " + d.reason;
-  if (Runtime* rt = process_.attached()) rt->fail_calls(std::make_exception_ptr(NodeFailure(d.node, reason)));
+  Runtime* rt = process_.attached();
+  if (!rt) return;
+  if (rt->fault_tolerant())  // node 0 declares a node failed on its own evidence only (its connection)
+    return process_.log("node " + std::to_string(d.node) + ": " + reason);
+  rt->fail_calls(std::make_exception_ptr(NodeFailure(d.node, reason)));
 }
 
 }  // namespace dps::net

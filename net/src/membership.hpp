@@ -83,6 +83,9 @@ class Membership {
   // none will, this node ends; its strands forward what reached it before the process goes.
   void sealed_by(NodeId node);
   void lost(NodeId node, const std::string& reason);
+  // Node 0 declared `node` failed and rebuilds its threads elsewhere: it is no member any more, and
+  // its connection closing later is no news.
+  void failed(NodeId node);
 
   void end();                   // the backend is going: connections that close now were expected to
   bool ended_normally() const;  // the application ended normally: connections close with Goodbye
@@ -127,6 +130,7 @@ class Membership {
   std::set<NodeId> live_;              // nodes of the application
   NodeId next_node_ = 1;               // node 0: the id the next started instance gets
   std::set<NodeId> departed_;          // removed on purpose: their connections close quietly
+  std::set<NodeId> failed_;            // declared failed under fault tolerance
   std::map<NodeId, Join> joined_;      // node 0: instances that joined
   std::set<NodeId> ready_;             // node 0: instances connected to all others
   std::optional<Members> members_;     // others: the membership node 0 announced

@@ -29,8 +29,13 @@ std::exception_ptr rebuild(const CallFailure& f) {
 }  // namespace
 
 Replication::Replication(NodeProcess& process, const TcpOptions& options, Transport& transport, Membership& membership,
-                         RemoteTraces& traces)
-    : process_(process), options_(options), transport_(transport), membership_(membership), traces_(traces) {}
+                         RemoteTraces& traces, Backups& backups)
+    : process_(process),
+      options_(options),
+      transport_(transport),
+      membership_(membership),
+      traces_(traces),
+      backups_(backups) {}
 
 // ---------------------------------------------------------------------------------------------
 // Envelopes
@@ -57,6 +62,8 @@ void Replication::send(Thread& to, Envelope* e) {
     // Traced by the node that receives it (on_envelope). Refused: `node` left after `to` moved
     // away from it, and the network thread, which sealed the connection, learnt where `to` went first.
     while (!transport_.offer(node, f)) {
+      if (to.node() == node && kernel->fault_tolerant() && !transport_.peer(node))
+        return;  // it failed: its sender sends it again where `to` is rebuilt (Runtime::resend)
       if (to.node() == node) throw NodeFailure(node, transport_.peer(node) ? "it left" : "no connection to it");
       node = to.node();
       if (node == me) return kernel->enqueue(to, f.envelope.release());
@@ -400,12 +407,15 @@ void Replication::apply(ThreadMoved& d, Incoming& in, Runtime& rt) {
 // ---------------------------------------------------------------------------------------------
 // Calls that end away from node 0
 
-void Replication::call_completed(const GraphCore& g, CallId call, Payload&& result) {
+void Replication::call_completed(Envelope* result) {
+  const std::unique_ptr<Envelope> e(result);
+  const Stamp& s = e->stamp;
   try {
-    transport_.send_directive(0, CallResult{g.id, call}, &result);
+    transport_.send_directive(
+        0, CallResult{e->graph->id, e->call, {s.from, s.link, s.epoch, s.committed, s.base, s.time}}, &e->payload);
   } catch (const NodeFailure&) {       // node 0 is gone: this process is leaving
-  } catch (const std::exception& e) {  // the result cannot travel: the call fails with why
-    call_failed(call, std::current_exception());
+  } catch (const std::exception&) {    // the result cannot travel: the call fails with why
+    call_failed(e->call, std::current_exception());
   }
 }
 
@@ -432,9 +442,14 @@ void Replication::call_failed(CallId call, std::exception_ptr error) {
 void Replication::apply(CallResult& d, Incoming& in, Runtime& rt) {
   const GraphCore* graph = rt.graph(d.graph);
   if (!graph || graph->vertices.empty()) throw WireError("result of unknown graph");
-  Payload result = graph->vertices.back()->type->load_output(in.rest);
+  auto e = std::make_unique<Envelope>();
+  e->graph = graph;
+  e->vertex = GraphCore::kSink;
+  e->call = d.call;
+  e->stamp = {d.stamp.from, d.stamp.link, d.stamp.epoch, d.stamp.committed, d.stamp.base, d.stamp.time};
+  e->payload = graph->vertices.back()->type->load_output(in.rest);
   in.nothing_follows();
-  rt.complete_call(*graph, d.call, std::move(result));
+  rt.deliver_result(e.release());
 }
 
 void Replication::apply(CallFailure& d, Incoming& in, Runtime& rt) {

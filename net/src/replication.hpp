@@ -9,6 +9,7 @@
 //   replication.on_envelope(...);                // network thread: a frame for a thread here
 #pragma once
 
+#include "backups.hpp"
 #include "incoming.hpp"
 #include "membership.hpp"
 #include "node_process.hpp"
@@ -40,7 +41,7 @@ class Replication final : public ClusterLink {
                                  CallFailure, CallAbort>;
 
   Replication(NodeProcess& process, const TcpOptions& options, Transport& transport, Membership& membership,
-              RemoteTraces& traces);
+              RemoteTraces& traces, Backups& backups);
 
   // An envelope for a thread of another node (Backend::send); its call fails if it cannot go.
   void send(Thread& to, Envelope* e);
@@ -68,7 +69,9 @@ class Replication final : public ClusterLink {
   void graph_created(const GraphCore& graph) override;
   void retire(Thread& thread, HandBack hand_back) override;
   void migrate(Thread& thread, NodeId to, Done done) override;
-  void call_completed(const GraphCore& graph, CallId call, Payload&& result) override;
+  void call_completed(Envelope* result) override;
+  void recover(NodeId failed, const std::vector<detail::Rebuilt>& plan) override { backups_.recover(failed, plan); }
+  void replayed(std::uint64_t thread) override { backups_.replayed(thread); }
   void call_failed(CallId call, std::exception_ptr error) override;
   void tracing(bool on) override;
   void collect_trace() override;
@@ -120,6 +123,7 @@ class Replication final : public ClusterLink {
   Transport& transport_;
   Membership& membership_;
   RemoteTraces& traces_;
+  Backups& backups_;
 
   std::atomic<std::uint64_t> next_request_{0};
   std::unordered_map<std::uint64_t, Retirement> retirements_;  // under process_.mu

@@ -3,6 +3,7 @@
 // the Backend interface from them.
 #include "dps/net/tcp_backend.hpp"
 
+#include "backups.hpp"
 #include "membership.hpp"
 #include "node_process.hpp"
 #include "remote_trace.hpp"
@@ -25,7 +26,8 @@ struct TcpBackend::Impl final : Transport::Handler {
         transport(process, identity.secret, options, *this),
         traces(process, transport),
         membership(process, identity, options, transport, traces),
-        replication(process, options, transport, membership, traces) {
+        backups(process, transport, membership),
+        replication(process, options, transport, membership, traces, backups) {
     transport.start();
     try {
       membership.form();
@@ -45,12 +47,16 @@ struct TcpBackend::Impl final : Transport::Handler {
   // The one part that handles directives of kind D.
   template <class D>
   auto& owner_of(const D&) {
-    static_assert(Membership::Handles::holds<D> + Replication::Handles::holds<D> + RemoteTraces::Handles::holds<D> == 1,
+    static_assert(Membership::Handles::holds<D> + Replication::Handles::holds<D> + Backups::Handles::holds<D> +
+                          RemoteTraces::Handles::holds<D> ==
+                      1,
                   "every kind of directive has one part that handles it");
     if constexpr (Membership::Handles::holds<D>)
       return membership;
     else if constexpr (Replication::Handles::holds<D>)
       return replication;
+    else if constexpr (Backups::Handles::holds<D>)
+      return backups;
     else
       return traces;
   }
@@ -75,7 +81,9 @@ struct TcpBackend::Impl final : Transport::Handler {
     membership.sealed_by(node);
     // What it was to answer will not come, even when it left on purpose.
     replication.fail_requests_to(node, reason);
-    if (!expected) membership.lost(node, reason);
+    if (expected) return;
+    backups.lost(node);  // before node 0 plans the recovery: what it held is gone
+    membership.lost(node, reason);
   }
 
   void on_heartbeat() override {
@@ -89,6 +97,7 @@ struct TcpBackend::Impl final : Transport::Handler {
   Transport transport;
   RemoteTraces traces;
   Membership membership;
+  Backups backups;
   Replication replication;
 };
 
@@ -146,6 +155,12 @@ double TcpBackend::now() const { return impl_->process.now(); }
 unsigned TcpBackend::cores(NodeId node) const { return impl_->membership.cores(node); }
 
 int TcpBackend::serve() { return impl_->membership.serve(); }
+
+void TcpBackend::keep_backup(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) {
+  impl_->backups.keep(thread, std::move(checkpoint));
+}
+
+Backend::Backup TcpBackend::backup(std::uint64_t uid) const { return impl_->backups.backup(uid); }
 
 std::string TcpBackend::address() const {
   const Endpoint& at = impl_->transport.endpoint();

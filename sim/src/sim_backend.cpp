@@ -870,7 +870,7 @@ void SimBackend::keep_backup(Thread& thread, std::shared_ptr<const detail::Check
 Backend::Backup SimBackend::backup(std::uint64_t uid) const {
   const auto it = impl_->backups.find(uid);
   if (it == impl_->backups.end()) return {};
-  return {it->second.checkpoint, it->second.node};
+  return {it->second.checkpoint, it->second.node, it->second.checkpoint->epoch};
 }
 
 // --- the kernel's simulation hooks ---

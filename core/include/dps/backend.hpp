@@ -88,10 +88,11 @@ class Backend {
   virtual void keep_backup(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) {
     (void)thread, (void)checkpoint;
   }
-  // The last checkpoint of thread `uid` that a live node holds, and that node; none: null.
+  // The last checkpoint of thread `uid` that a live node holds, and that node; none: epoch 0.
   struct Backup {
-    std::shared_ptr<const detail::Checkpoint> checkpoint;
+    std::shared_ptr<const detail::Checkpoint> checkpoint;  // null where another process holds it
     NodeId node = 0;
+    std::uint32_t epoch = 0;  // 0: none
   };
   virtual Backup backup(std::uint64_t uid) const { return (void)uid, Backup{}; }
 

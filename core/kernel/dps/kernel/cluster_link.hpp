@@ -10,11 +10,13 @@
 #pragma once
 
 #include "dps/kernel/envelope.hpp"
+#include "dps/kernel/recovery_log.hpp"
 #include "dps/thread_state.hpp"
 
 #include <exception>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace dps {
 
@@ -43,10 +45,16 @@ class ClusterLink {
   virtual void retire(Thread& thread, HandBack hand_back) = 0;
   virtual void migrate(Thread& thread, NodeId to, Done done) = 0;
 
-  // A call ended in a process other than node 0, which owns the call.
-  virtual void call_completed(const GraphCore& graph, CallId call, Payload&& result) = 0;
+  // A call's result, with its stamp, reached the caller in a process other than node 0, which owns
+  // the call (and drops duplicates by the stamp).
+  virtual void call_completed(Envelope* result) = 0;
   // Node 0: a call failed, every process drops its work. Others: tell node 0.
   virtual void call_failed(CallId call, std::exception_ptr error) = 0;
+
+  // Fault tolerance. Node 0: a node failed, and its threads are rebuilt as `plan` says (every other
+  // process calls Runtime::rebuild). Others: rebuilt thread `thread` handled again all it was sent again.
+  virtual void recover(NodeId failed, const std::vector<detail::Rebuilt>& plan) = 0;
+  virtual void replayed(std::uint64_t thread) = 0;
 
   // Node 0: the other processes record trace events for node 0's sink from now on (or stop).
   virtual void tracing(bool on) = 0;

@@ -55,6 +55,11 @@ class Outbox {
   std::size_t kept() const noexcept;
   std::size_t bytes() const noexcept;  // of the copies
 
+  template <class Archive>
+  void serialize(Archive& a) {  // a checkpoint's image between processes (net/)
+    a(incarnation_, base_, numbered_, kept_);
+  }
+
  private:
   std::uint32_t incarnation_ = 0, base_ = 0;
   std::unordered_map<std::uint64_t, std::uint64_t> numbered_;  // by receiver: last number of this incarnation
@@ -124,6 +129,13 @@ struct FrameClaim {
   FrameId frame = 0;
   std::uint64_t holder = 0;
   std::uint64_t owner = 0;
+};
+
+// Where a thread of a failed node is rebuilt (node 0 decides, every process rebuilds: Runtime::rebuild).
+struct Rebuilt {
+  std::uint64_t thread = 0;
+  NodeId at = 0;  // the node that holds its checkpoint
+  std::uint32_t incarnation = 0;
 };
 
 // A thread at a point between two operations, as another node holds it.

@@ -116,6 +116,10 @@ class Runtime {
   // are held, and sent again what their checkpoints do not cover; what cannot be rebuilt fails calls
   // (false: the node's threads were not rebuilt).
   bool node_failed(NodeId node, const std::string& reason);
+  // Every process: `plan` says where each thread of failed node `node` is rebuilt. Its holder rebuilds
+  // it from the checkpoint it holds; once every process did, each sends it again what it keeps for it.
+  void rebuild(NodeId node, const std::vector<detail::Rebuilt>& plan);
+  void resend(const std::vector<detail::Rebuilt>& plan);  // then, once every process rebuilt
   // Thread `receiver` (0: the caller), on node `at`, covers what `sender` sent it of `incarnation` up
   // to link `number`: its checkpoint holds it, or node 0 has it.
   void cover(NodeId at, std::uint64_t receiver, std::uint64_t sender, std::uint32_t incarnation, std::uint64_t number);

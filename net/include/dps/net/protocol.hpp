@@ -157,10 +157,17 @@ struct ThreadMoved {  // old host to everyone else
 };
 
 // --- calls ---
+struct WireStamp {  // Stamp (recovery_log.hpp): a data object's place in its sender's records
+  std::uint64_t from = 0, link = 0;
+  std::uint32_t epoch = 0, committed = 0, base = 0;
+  std::uint64_t time = 0;
+  DPS_FIELDS(from, link, epoch, committed, base, time)
+};
 struct CallResult {  // to node 0; the graph's output follows the directive in the frame
   std::uint32_t graph = 0;
   std::uint64_t call = 0;
-  DPS_FIELDS(graph, call)
+  WireStamp stamp;
+  DPS_FIELDS(graph, call, stamp)
 };
 struct CallFailure {  // to node 0
   std::uint64_t call = 0;
@@ -173,6 +180,43 @@ struct CallFailure {  // to node 0
 struct CallAbort {  // node 0 to all
   std::uint64_t call = 0;
   DPS_FIELDS(call)
+};
+
+// --- fault tolerance (docs/fault-tolerance.md) ---
+// A thread's host sends each of its checkpoints to the next live node, which holds it, answers the
+// thread with Stored and tells node 0. When a node fails, node 0 tells every process where its
+// threads are rebuilt (Rebuild); once all rebuilt (Rebuilt), everyone sends again (Resend).
+struct BackupKept {  // host -> holder; the checkpoint's image follows the directive in the frame
+  std::uint64_t uid = 0;
+  std::uint32_t epoch = 0;
+  DPS_FIELDS(uid, epoch)
+};
+struct BackupHeld {  // holder -> node 0
+  std::uint64_t uid = 0;
+  std::uint32_t epoch = 0;
+  DPS_FIELDS(uid, epoch)
+};
+struct RebuiltThread {
+  std::uint64_t uid = 0;
+  std::uint32_t at = 0, incarnation = 0;
+  DPS_FIELDS(uid, at, incarnation)
+};
+struct Rebuild {  // node 0 -> all
+  std::uint32_t failed = 0;
+  std::vector<RebuiltThread> threads;
+  DPS_FIELDS(failed, threads)
+};
+struct Rebuilt {  // -> node 0
+  std::uint32_t failed = 0;
+  DPS_FIELDS(failed)
+};
+struct Resend {  // node 0 -> all
+  std::uint32_t failed = 0;
+  DPS_FIELDS(failed)
+};
+struct Replayed {  // a rebuilt thread's host -> node 0: it handled again all it was sent again
+  std::uint64_t uid = 0;
+  DPS_FIELDS(uid)
 };
 
 // --- traces: every node's events reach node 0's sink, on node 0's clock ---
@@ -226,10 +270,10 @@ struct TraceFlushed {  // to node 0, after the last batch
 
 #undef DPS_FIELDS
 
-using Directive =
-    std::variant<Join, Members, Leaving, Departing, Sealed, Ready, ClockPing, ClockPong, ClockOffset, Shutdown, CollectionCreated, ThreadAdded,
-                 ThreadDropped, GraphCreated, RetireRequest, StateReturned, MigrateRequest, MigrateDone, ThreadImage,
-                 ThreadMoved, CallResult, CallFailure, CallAbort, Tracing, TraceBatch, TraceFlush, TraceFlushed,
-                 Goodbye, PeerLost, ThreadGone>;
+using Directive = std::variant<Join, Members, Leaving, Departing, Sealed, Ready, ClockPing, ClockPong, ClockOffset,
+                               Shutdown, CollectionCreated, ThreadAdded, ThreadDropped, GraphCreated, RetireRequest,
+                               StateReturned, MigrateRequest, MigrateDone, ThreadImage, ThreadMoved, CallResult,
+                               CallFailure, CallAbort, Tracing, TraceBatch, TraceFlush, TraceFlushed, Goodbye, PeerLost,
+                               ThreadGone, BackupKept, BackupHeld, Rebuild, Rebuilt, Resend, Replayed>;
 
 }  // namespace dps::net

@@ -83,6 +83,10 @@ class TcpBackend final : public Backend {
   double now() const override;
   unsigned cores(NodeId node) const override;  // node 0 knows every node's
   int serve() override;
+  // Fault tolerance: each thread's checkpoints go to the next live node (net/src/backups.hpp).
+  bool keeps_backups() const override { return true; }
+  void keep_backup(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) override;
+  Backup backup(std::uint64_t uid) const override;
 
   // Where this process listens ("address:port"), and the process id of a node's instance (node 0).
   std::string address() const;

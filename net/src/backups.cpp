@@ -1,0 +1,207 @@
+#include "backups.hpp"
+
+#include "checkpoint_image.hpp"
+
+#include "dps/errors.hpp"
+#include "dps/kernel/runtime.hpp"
+#include "dps/kernel/thread.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace dps::net {
+
+namespace {
+
+std::vector<RebuiltThread> wire(const std::vector<detail::Rebuilt>& plan) {
+  std::vector<RebuiltThread> out;
+  for (const detail::Rebuilt& r : plan) out.push_back({r.thread, r.at, r.incarnation});
+  return out;
+}
+
+}  // namespace
+
+Backups::Backups(NodeProcess& process, Transport& transport, Membership& membership)
+    : process_(process), transport_(transport), membership_(membership) {}
+
+// --- checkpoints ---
+
+void Backups::keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) {
+  const NodeId me = process_.me;
+  const std::vector<NodeId> nodes = membership_.nodes();
+  auto next = std::upper_bound(nodes.begin(), nodes.end(), me);
+  if (next == nodes.end()) next = nodes.begin();
+  if (next == nodes.end() || *next == me) return;  // no other node left to hold it
+  const NodeId buddy = *next;
+  {
+    std::lock_guard lock(mu_);
+    sent_to_[thread.uid()] = buddy;
+  }
+  try {
+    transport_.send_directive(buddy, BackupKept{thread.uid(), checkpoint->epoch}, checkpoint_image(*checkpoint));
+  } catch (const NodeFailure&) {  // the buddy is gone: the next checkpoint goes to the next node
+    thread.backup_lost();
+  }
+}
+
+void Backups::apply(BackupKept& d, Incoming& in, Runtime& rt) {
+  std::string image;
+  in.rest(image);
+  in.nothing_follows();
+  std::shared_ptr<const detail::Checkpoint> checkpoint = load_checkpoint(rt, image);
+  if (checkpoint->thread != d.uid || checkpoint->epoch != d.epoch)
+    throw WireError("a checkpoint that is not the one announced");
+  {
+    std::lock_guard lock(mu_);
+    std::shared_ptr<const detail::Checkpoint>& latest = kept_[d.uid];
+    if (latest && latest->epoch >= d.epoch) return;
+    latest = std::move(checkpoint);
+  }
+  held(rt, d.uid, d.epoch, process_.me);
+}
+
+void Backups::apply(BackupHeld& d, Incoming& in, Runtime&) {
+  in.nothing_follows();
+  if (process_.me != 0) throw WireError("backup held, told to node " + std::to_string(process_.me));
+  std::lock_guard lock(mu_);
+  Backend::Backup& b = table_[d.uid];
+  if (d.epoch >= b.epoch) b = {nullptr, in.sender, d.epoch};
+}
+
+void Backups::held(Runtime& rt, std::uint64_t uid, std::uint32_t epoch, NodeId holder) {
+  if (process_.me == 0) {
+    std::lock_guard lock(mu_);
+    Backend::Backup& b = table_[uid];
+    if (epoch >= b.epoch) b = {nullptr, holder, epoch};
+  } else {
+    transport_.tell(0, BackupHeld{uid, epoch});
+  }
+  Thread* t = rt.thread(uid);
+  if (!t) return;  // gone meanwhile
+  auto* e = new Envelope;
+  e->kind = Message::Stored;
+  e->count = epoch;
+  rt.send(process_.me, *t, e);
+}
+
+Backend::Backup Backups::backup(std::uint64_t uid) const {
+  std::lock_guard lock(mu_);
+  const auto here = kept_.find(uid);
+  if (process_.me != 0)
+    return here == kept_.end() ? Backend::Backup{} : Backend::Backup{here->second, process_.me, here->second->epoch};
+  const auto it = table_.find(uid);
+  if (it == table_.end()) return {};
+  Backend::Backup b = it->second;
+  if (b.node == 0 && here != kept_.end()) b.checkpoint = here->second;
+  return b;
+}
+
+void Backups::lost(NodeId node) {
+  std::vector<std::uint64_t> orphans;  // threads here whose checkpoints it held
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(table_, [node](const auto& entry) { return entry.second.node == node; });
+    for (auto it = sent_to_.begin(); it != sent_to_.end();) {
+      if (it->second == node) {
+        orphans.push_back(it->first);
+        it = sent_to_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  Runtime* rt = nullptr;
+  {
+    std::lock_guard lock(process_.mu);
+    rt = process_.runtime;
+  }
+  if (!rt) return;
+  for (std::uint64_t uid : orphans) {
+    Thread* t = rt->thread(uid);
+    if (!t || !rt->hosts(*t)) continue;
+    auto* e = new Envelope;
+    e->kind = Message::CheckpointNow;  // on its strand: a new checkpoint when it can
+    rt->enqueue(*t, e);
+  }
+}
+
+// --- recovery ---
+
+void Backups::recover(NodeId failed, const std::vector<detail::Rebuilt>& plan) {
+  Runtime& rt = *process_.kernel;
+  const std::vector<NodeId> others = membership_.others(failed);
+  {
+    std::lock_guard lock(mu_);
+    recovering_[failed] = {plan, {others.begin(), others.end()}};
+  }
+  membership_.tell_all(Rebuild{failed, wire(plan)});
+  if (others.empty()) resend(rt, failed);
+}
+
+void Backups::apply(Rebuild& d, Incoming& in, Runtime& rt) {
+  in.nothing_follows();
+  if (in.sender != 0) throw WireError("rebuild, not from node 0");
+  std::vector<detail::Rebuilt> plan;
+  for (const RebuiltThread& r : d.threads) {
+    if (!rt.thread(r.uid) && !rt.gone(r.uid)) throw WireError("rebuild of unknown thread " + std::to_string(r.uid));
+    plan.push_back({r.uid, r.at, r.incarnation});
+  }
+  membership_.failed(d.failed);
+  lost(d.failed);
+  rt.rebuild(d.failed, plan);
+  {
+    std::lock_guard lock(mu_);
+    recovering_[d.failed] = {plan, {}};
+  }
+  transport_.tell(0, Rebuilt{d.failed});
+}
+
+void Backups::apply(Rebuilt& d, Incoming& in, Runtime& rt) {
+  in.nothing_follows();
+  bool all = false;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = recovering_.find(d.failed);
+    if (it == recovering_.end()) return;
+    it->second.awaited.erase(in.sender);
+    all = it->second.awaited.empty();
+  }
+  if (all) resend(rt, d.failed);
+}
+
+void Backups::resend(Runtime& rt, NodeId failed) {
+  std::vector<detail::Rebuilt> plan;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = recovering_.find(failed);
+    if (it == recovering_.end()) return;
+    plan = std::move(it->second.plan);
+    recovering_.erase(it);
+  }
+  membership_.tell_all(Resend{failed});
+  rt.resend(plan);
+}
+
+void Backups::apply(Resend& d, Incoming& in, Runtime& rt) {
+  in.nothing_follows();
+  if (in.sender != 0) throw WireError("resend, not from node 0");
+  std::vector<detail::Rebuilt> plan;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = recovering_.find(d.failed);
+    if (it == recovering_.end()) return;
+    plan = std::move(it->second.plan);
+    recovering_.erase(it);
+  }
+  rt.resend(plan);
+}
+
+void Backups::replayed(std::uint64_t uid) { transport_.tell(0, Replayed{uid}); }
+
+void Backups::apply(Replayed& d, Incoming& in, Runtime& rt) {
+  in.nothing_follows();
+  if (process_.me != 0) throw WireError("replayed, told to node " + std::to_string(process_.me));
+  rt.replayed(d.uid);
+}
+
+}  // namespace dps::net

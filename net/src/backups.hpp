@@ -1,0 +1,80 @@
+// Backups: fault tolerance across node processes (docs/fault-tolerance.md). A thread's checkpoints
+// go to the next live node, its buddy, which holds the latest, answers the thread with Stored and
+// tells node 0, which so knows who holds what. When a node fails, node 0 decides where each of its
+// threads is rebuilt (Runtime::node_failed); every process rebuilds (Rebuild), and once all did,
+// every process sends again what the rebuilt threads had not covered (Resend).
+//
+//   Backups backups(process, transport, membership);
+//   backups.keep(thread, checkpoint);       // Backend::keep_backup, from the thread's strand
+//   backups.backup(uid);                    // Backend::backup: node 0's table, or what this node holds
+//   backups.lost(node);                     // the node failed: what it held is gone
+//   backups.recover(failed, plan);          // node 0 (ClusterLink::recover)
+#pragma once
+
+#include "incoming.hpp"
+#include "membership.hpp"
+#include "node_process.hpp"
+#include "transport.hpp"
+
+#include "dps/backend.hpp"
+#include "dps/kernel/recovery_log.hpp"
+#include "dps/net/protocol.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+namespace dps::net {
+
+class Backups {
+ public:
+  using Handles = DirectiveKinds<BackupKept, BackupHeld, Rebuild, Rebuilt, Resend, Replayed>;
+
+  Backups(NodeProcess& process, Transport& transport, Membership& membership);
+
+  void keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint);
+  Backend::Backup backup(std::uint64_t uid) const;
+  // A node failed: node 0 forgets what it held; the threads here whose checkpoints it held make new
+  // ones. Idempotent.
+  void lost(NodeId node);
+
+  void recover(NodeId failed, const std::vector<detail::Rebuilt>& plan);  // node 0
+  void replayed(std::uint64_t uid);                                       // the others
+
+  template <class D>
+  void handle(D& d, Incoming& in) {
+    if (Runtime* rt = process_.attached()) apply(d, in, *rt);
+  }
+
+ private:
+  void apply(BackupKept& d, Incoming& in, Runtime& rt);
+  void apply(BackupHeld& d, Incoming& in, Runtime& rt);
+  void apply(Rebuild& d, Incoming& in, Runtime& rt);
+  void apply(Rebuilt& d, Incoming& in, Runtime& rt);
+  void apply(Resend& d, Incoming& in, Runtime& rt);
+  void apply(Replayed& d, Incoming& in, Runtime& rt);
+
+  // `holder` holds this checkpoint of thread `uid`: the thread hears Stored, node 0 knows.
+  void held(Runtime& rt, std::uint64_t uid, std::uint32_t epoch, NodeId holder);
+  void resend(Runtime& rt, NodeId failed);  // node 0, once every process rebuilt
+
+  NodeProcess& process_;
+  Transport& transport_;
+  Membership& membership_;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<const detail::Checkpoint>> kept_;  // held here, by thread
+  std::unordered_map<std::uint64_t, Backend::Backup> table_;  // node 0: who holds each thread's latest
+  std::unordered_map<std::uint64_t, NodeId> sent_to_;         // threads here: where their checkpoints went
+  struct Recovering {
+    std::vector<detail::Rebuilt> plan;
+    std::set<NodeId> awaited;  // node 0: the processes that have not rebuilt yet
+  };
+  std::map<NodeId, Recovering> recovering_;  // by failed node
+};
+
+}  // namespace dps::net

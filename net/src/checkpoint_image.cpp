@@ -1,0 +1,115 @@
+// Checkpoints cross processes as cereal images. The objects an outbox keeps name their graph by id;
+// loading looks it up in the runtime that will rebuild the thread.
+#include "checkpoint_image.hpp"
+
+#include "dps/kernel/graph_core.hpp"
+#include "dps/wire_archive.hpp"
+
+#include <cereal/types/deque.hpp>
+#include <cereal/types/map.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/unordered_map.hpp>
+#include <cereal/types/utility.hpp>
+#include <cereal/types/vector.hpp>
+
+namespace dps {
+
+template <class A>
+void serialize(A& a, Stamp& s) {
+  a(s.from, s.link, s.epoch, s.committed, s.base, s.time);
+}
+
+template <class A>
+void save(A& a, const FrameStack& frames) {
+  a(frames.size());
+  for (std::uint32_t i = 0; i < frames.size(); ++i) a(frames[i].id, frames[i].home, frames[i].parent_seq);
+}
+
+template <class A>
+void load(A& a, FrameStack& frames) {
+  std::uint32_t depth = 0;
+  a(depth);
+  for (std::uint32_t i = 0; i < depth; ++i) {
+    Frame f;
+    a(f.id, f.home, f.parent_seq);
+    frames.push(f);
+  }
+}
+
+namespace detail {
+
+namespace {
+thread_local const Runtime* loading = nullptr;  // the runtime whose graphs a loading image names
+}
+
+template <class A>
+void save(A& a, const KeptObject& k) {
+  a(k.stamp, k.graph->id, k.vertex, k.call, k.seq, k.frames, k.bytes);
+}
+
+template <class A>
+void load(A& a, KeptObject& k) {
+  std::uint32_t graph = 0;
+  a(k.stamp, graph, k.vertex, k.call, k.seq, k.frames, k.bytes);
+  k.graph = loading->graph(graph);
+  if (!k.graph) throw WireError("a checkpoint names unknown graph " + std::to_string(graph));
+}
+
+template <class A>
+void serialize(A& a, Inbox::Record::Sent& s) {
+  a(s.incarnation, s.epoch);
+}
+
+template <class A>
+void serialize(A& a, Inbox::Record::Seen& s) {
+  a(s.ids, s.order, s.bases);
+}
+
+template <class A>
+void serialize(A& a, Inbox::Record& r) {
+  a(r.handled, r.seen);
+}
+
+template <class A>
+void serialize(A& a, KeptFrame& f) {
+  a(f.id, f.call, f.posted, f.owner, f.forwarders, f.credits);
+}
+
+template <class A>
+void serialize(A& a, FrameDone& d) {
+  a(d.home, d.call, d.frame);
+}
+
+template <class A>
+void serialize(A& a, Checkpoint& c) {
+  a(c.thread, c.epoch, c.state, c.outbox, c.inbox, c.clock, c.frames_opened, c.frames, c.dones);
+}
+
+}  // namespace detail
+
+namespace net {
+
+std::string checkpoint_image(const detail::Checkpoint& checkpoint) {
+  std::vector<std::byte> bytes;
+  WireWriter out(bytes, SIZE_MAX);
+  out(const_cast<detail::Checkpoint&>(checkpoint));  // cereal's serialize takes it non-const; it only reads
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};  // all in `bytes`: nothing by reference
+}
+
+std::shared_ptr<const detail::Checkpoint> load_checkpoint(const Runtime& runtime, std::string_view image) {
+  auto checkpoint = std::make_shared<detail::Checkpoint>();
+  detail::loading = &runtime;
+  try {
+    WireReader in(std::as_bytes(std::span(image.data(), image.size())));
+    in(*checkpoint);
+    if (!in.done()) throw WireError(std::to_string(in.remaining()) + " bytes after a checkpoint");
+  } catch (...) {
+    detail::loading = nullptr;
+    throw;
+  }
+  detail::loading = nullptr;
+  return checkpoint;
+}
+
+}  // namespace net
+}  // namespace dps

@@ -1,0 +1,74 @@
+// Fault tolerance over node processes on loopback: a node process killed (SIGKILL) mid-call, its
+// threads rebuilt on the node that holds their checkpoints, and the call completes with the result
+// of a run without failure, every piece counted once by the workers' states.
+#include "processes.hpp"
+#include "support.hpp"
+
+#include <dps/net/tcp_backend.hpp>
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace dps::test {
+namespace {
+
+net::TcpBackend& tcp(Application& app) { return dynamic_cast<net::TcpBackend&>(app.runtime().backend()); }
+
+// A piece takes 2 ms, and its thread counts it.
+struct SlowCount : Leaf<Range, Partial, Counter> {
+  Partial execute(const Range& r) {
+    ++thread().seen;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    long s = 0;
+    for (long i = r.first; i < r.last; ++i) s += i;
+    return {s, 1};
+  }
+};
+
+struct Outcome {
+  Partial result;
+  long seen = 0;
+  std::size_t restored = 0;  // threads rebuilt, as traced
+};
+
+// 400 pieces over two counting workers on each of nodes 1-3; `victim` killed `after` the call began.
+Outcome farm(NodeId victim, std::chrono::milliseconds after) {
+  MemoryTrace trace;  // outlives the application
+  auto app = in_processes({"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
+  app->trace_to(&trace);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Counter>("workers", 0);
+  for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
+  auto graph = app->graph(op<Pieces<>>(master).window(24) >> op<SlowCount>(workers) >> op<SumPartials<>>(master));
+  auto call = graph.call(Range{0, 4000});
+  if (victim) {
+    std::this_thread::sleep_for(after);
+    const long pid = tcp(*app).process_id(victim);
+    EXPECT_GT(pid, 0);
+    EXPECT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
+  }
+  Outcome run;
+  run.result = within(std::move(call), "the call after node " + std::to_string(victim) + " was killed");
+  while (workers.size()) run.seen += workers.remove(0).get().seen;
+  app->trace_to(nullptr);  // collects the other nodes' events
+  for (const auto& c : trace.changes()) run.restored += c.kind == Lifecycle::ThreadRestored;
+  return run;
+}
+
+TEST(ClusterFaultTolerance, AKilledNodesThreadsAreRebuiltAndEveryPieceCountedOnce) {
+  for (auto [victim, after] : {std::pair{NodeId{2}, 30}, std::pair{NodeId{1}, 80}, std::pair{NodeId{3}, 5}}) {
+    const Outcome run = farm(victim, std::chrono::milliseconds(after));
+    EXPECT_EQ(run.result.sum, triangle(4000)) << "node " << victim << " killed after " << after << " ms";
+    EXPECT_EQ(run.result.count, 400) << "every piece once";
+    EXPECT_EQ(run.seen, 400) << "the rebuilt states count each piece once";
+    EXPECT_EQ(run.restored, 2u) << "the node's two workers, rebuilt";
+  }
+}
+
+}  // namespace
+}  // namespace dps::test
