@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -18,6 +19,14 @@ namespace dps::test {
 namespace {
 
 net::TcpBackend& tcp(Application& app) { return dynamic_cast<net::TcpBackend&>(app.runtime().backend()); }
+
+bool zombie(long pid) {  // ended, not yet reaped
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
+}
 
 // A piece takes 2 ms, and its thread counts it.
 struct SlowCount : Leaf<Range, Partial, Counter> {
@@ -34,10 +43,12 @@ struct Outcome {
   Partial result;
   long seen = 0;
   std::size_t restored = 0;  // threads rebuilt, as traced
+  Partial second;            // a call made after a stopped node woke up
 };
 
-// 400 pieces over two counting workers on each of nodes 1-3; `victim` killed `after` the call began.
-Outcome farm(NodeId victim, std::chrono::milliseconds after) {
+// 400 pieces over two counting workers on each of nodes 1-3; `victim` killed (or stopped, with
+// `signal` SIGSTOP) `after` the call began.
+Outcome farm(NodeId victim, std::chrono::milliseconds after, int signal = SIGKILL) {
   MemoryTrace trace;  // outlives the application
   auto app = in_processes({"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
   app->trace_to(&trace);
@@ -46,14 +57,22 @@ Outcome farm(NodeId victim, std::chrono::milliseconds after) {
   for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
   auto graph = app->graph(op<Pieces<>>(master).window(24) >> op<SlowCount>(workers) >> op<SumPartials<>>(master));
   auto call = graph.call(Range{0, 4000});
+  long pid = 0;
   if (victim) {
     std::this_thread::sleep_for(after);
-    const long pid = tcp(*app).process_id(victim);
+    pid = tcp(*app).process_id(victim);
     EXPECT_GT(pid, 0);
-    EXPECT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
+    EXPECT_EQ(::kill(static_cast<pid_t>(pid), signal), 0);
   }
   Outcome run;
   run.result = within(std::move(call), "the call after node " + std::to_string(victim) + " was killed");
+  if (signal == SIGSTOP) {  // declared failed for its silence, it wakes up: it must change nothing
+    ::kill(static_cast<pid_t>(pid), SIGCONT);
+    EXPECT_TRUE(
+        eventually([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0 || zombie(pid); }, std::chrono::seconds(10)))
+        << "the woken node leaves on its own";
+    run.second = within(graph.call(Range{0, 4000}), "a call after node " + std::to_string(victim) + " woke up");
+  }
   while (workers.size()) run.seen += workers.remove(0).get().seen;
   app->trace_to(nullptr);  // collects the other nodes' events
   for (const auto& c : trace.changes()) run.restored += c.kind == Lifecycle::ThreadRestored;
@@ -68,6 +87,15 @@ TEST(ClusterFaultTolerance, AKilledNodesThreadsAreRebuiltAndEveryPieceCountedOnc
     EXPECT_EQ(run.seen, 400) << "the rebuilt states count each piece once";
     EXPECT_EQ(run.restored, 2u) << "the node's two workers, rebuilt";
   }
+}
+
+TEST(ClusterFaultTolerance, ANodeStoppedIsDeclaredFailedAndWokenChangesNothing) {
+  const Outcome run = farm(2, std::chrono::milliseconds(40), SIGSTOP);
+  EXPECT_EQ(run.result.sum, triangle(4000));
+  EXPECT_EQ(run.result.count, 400);
+  EXPECT_EQ(run.second.sum, triangle(4000));
+  EXPECT_EQ(run.seen, 800) << "each piece of both calls counted once";
+  EXPECT_EQ(run.restored, 2u);
 }
 
 }  // namespace

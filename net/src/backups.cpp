@@ -39,8 +39,7 @@ void Backups::keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> che
   }
   try {
     transport_.send_directive(buddy, BackupKept{thread.uid(), checkpoint->epoch}, checkpoint_image(*checkpoint));
-  } catch (const NodeFailure&) {  // the buddy is gone: the next checkpoint goes to the next node
-    thread.backup_lost();
+  } catch (const NodeFailure&) {  // the buddy is gone: lost() has the thread checkpoint to the next one
   }
 }
 
@@ -147,6 +146,8 @@ void Backups::apply(Rebuild& d, Incoming& in, Runtime& rt) {
     plan.push_back({r.uid, r.at, r.incarnation});
   }
   membership_.failed(d.failed);
+  // Declared failed, it may only hang (SIGSTOP): woken, it must reach no one here.
+  if (Connection* c = transport_.peer(d.failed)) c->close("node 0 declared it failed");
   lost(d.failed);
   rt.rebuild(d.failed, plan);
   {
