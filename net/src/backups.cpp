@@ -7,6 +7,7 @@
 #include "dps/kernel/thread.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace dps::net {
@@ -170,31 +171,26 @@ void Backups::apply(Rebuilt& d, Incoming& in, Runtime& rt) {
   if (all) resend(rt, d.failed);
 }
 
+std::optional<std::vector<detail::Rebuilt>> Backups::take_plan(NodeId failed) {
+  std::lock_guard lock(mu_);
+  const auto it = recovering_.find(failed);
+  if (it == recovering_.end()) return std::nullopt;
+  std::vector<detail::Rebuilt> plan = std::move(it->second.plan);
+  recovering_.erase(it);
+  return plan;
+}
+
 void Backups::resend(Runtime& rt, NodeId failed) {
-  std::vector<detail::Rebuilt> plan;
-  {
-    std::lock_guard lock(mu_);
-    const auto it = recovering_.find(failed);
-    if (it == recovering_.end()) return;
-    plan = std::move(it->second.plan);
-    recovering_.erase(it);
-  }
+  const auto plan = take_plan(failed);
+  if (!plan) return;
   membership_.tell_all(Resend{failed});
-  rt.resend(plan);
+  rt.resend(*plan);
 }
 
 void Backups::apply(Resend& d, Incoming& in, Runtime& rt) {
   in.nothing_follows();
   if (in.sender != 0) throw WireError("resend, not from node 0");
-  std::vector<detail::Rebuilt> plan;
-  {
-    std::lock_guard lock(mu_);
-    const auto it = recovering_.find(d.failed);
-    if (it == recovering_.end()) return;
-    plan = std::move(it->second.plan);
-    recovering_.erase(it);
-  }
-  rt.resend(plan);
+  if (const auto plan = take_plan(d.failed)) rt.resend(*plan);
 }
 
 void Backups::replayed(std::uint64_t uid) { transport_.tell(0, Replayed{uid}); }

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -61,6 +62,7 @@ class Backups {
   // `holder` holds this checkpoint of thread `uid`: the thread hears Stored, node 0 knows.
   void held(Runtime& rt, std::uint64_t uid, std::uint32_t epoch, NodeId holder);
   void resend(Runtime& rt, NodeId failed);  // node 0, once every process rebuilt
+  std::optional<std::vector<detail::Rebuilt>> take_plan(NodeId failed);  // none: done already
 
   NodeProcess& process_;
   Transport& transport_;
