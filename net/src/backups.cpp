@@ -48,14 +48,15 @@ void Backups::apply(BackupKept& d, Incoming& in, Runtime& rt) {
   std::string image;
   in.rest(image);
   in.nothing_follows();
-  std::shared_ptr<const detail::Checkpoint> checkpoint = load_checkpoint(rt, image);
-  if (checkpoint->thread != d.uid || checkpoint->epoch != d.epoch)
+  // Kept as it came, and loaded only to rebuild the thread: the network thread that read it has
+  // other nodes' messages to read.
+  if (checkpoint_header(image) != std::pair{d.uid, d.epoch})
     throw WireError("a checkpoint that is not the one announced");
   {
     std::lock_guard lock(mu_);
-    std::shared_ptr<const detail::Checkpoint>& latest = kept_[d.uid];
-    if (latest && latest->epoch >= d.epoch) return;
-    latest = std::move(checkpoint);
+    Kept& latest = kept_[d.uid];
+    if (latest.epoch >= d.epoch) return;
+    latest = {d.epoch, std::move(image)};
   }
   held(rt, d.uid, d.epoch, process_.me);
 }
@@ -85,14 +86,24 @@ void Backups::held(Runtime& rt, std::uint64_t uid, std::uint32_t epoch, NodeId h
 }
 
 Backend::Backup Backups::backup(std::uint64_t uid) const {
-  std::lock_guard lock(mu_);
-  const auto here = kept_.find(uid);
-  if (process_.me != 0)
-    return here == kept_.end() ? Backend::Backup{} : Backend::Backup{here->second, process_.me, here->second->epoch};
-  const auto it = table_.find(uid);
-  if (it == table_.end()) return {};
-  Backend::Backup b = it->second;
-  if (b.node == 0 && here != kept_.end()) b.checkpoint = here->second;
+  Backend::Backup b;
+  std::string image;
+  {
+    std::lock_guard lock(mu_);
+    const auto here = kept_.find(uid);
+    if (process_.me == 0) {
+      const auto it = table_.find(uid);
+      if (it == table_.end()) return {};
+      b = it->second;
+    } else if (here != kept_.end()) {
+      b = {nullptr, process_.me, here->second.epoch};
+    } else {
+      return {};
+    }
+    if (b.node != process_.me || here == kept_.end()) return b;
+    image = here->second.image;
+  }
+  b.checkpoint = load_checkpoint(*process_.kernel, image);
   return b;
 }
 

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -69,7 +70,11 @@ class Backups {
   Membership& membership_;
 
   mutable std::mutex mu_;
-  std::unordered_map<std::uint64_t, std::shared_ptr<const detail::Checkpoint>> kept_;  // held here, by thread
+  struct Kept {
+    std::uint32_t epoch = 0;
+    std::string image;  // checkpoint_image()
+  };
+  std::unordered_map<std::uint64_t, Kept> kept_;              // held here, by thread
   std::unordered_map<std::uint64_t, Backend::Backup> table_;  // node 0: who holds each thread's latest
   std::unordered_map<std::uint64_t, NodeId> sent_to_;         // threads here: where their checkpoints went
   struct Recovering {

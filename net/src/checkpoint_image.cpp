@@ -111,5 +111,11 @@ std::shared_ptr<const detail::Checkpoint> load_checkpoint(const Runtime& runtime
   return checkpoint;
 }
 
+std::pair<std::uint64_t, std::uint32_t> checkpoint_header(std::string_view image) {
+  WireReader in(std::as_bytes(std::span(image.data(), image.size())));
+  const auto thread = in.get<std::uint64_t>();  // Checkpoint's first two fields (serialize above)
+  return {thread, in.get<std::uint32_t>()};
+}
+
 }  // namespace net
 }  // namespace dps
