@@ -33,7 +33,9 @@ void put_stamp(const Stamp& s, WireWriter& out) {
 
 Stamp get_stamp(WireReader& in) {
   Stamp s;
-  if (in.get<std::uint8_t>() == 0) return s;
+  const auto stamped = in.get<std::uint8_t>();
+  if (stamped > 1) throw WireError("a stamp flag of " + std::to_string(stamped));
+  if (!stamped) return s;
   s.from = in.get<std::uint64_t>();
   s.link = in.get<std::uint64_t>();
   s.epoch = in.get<std::uint32_t>();
@@ -126,7 +128,9 @@ Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuff
       const auto peer = in.get<std::uint64_t>();
       e->peer = peer ? named_thread(runtime, peer) : 0;
       e->count = in.get<std::int64_t>();
-      e->credit = in.get<std::uint8_t>() != 0;
+      const auto credit = in.get<std::uint8_t>();
+      if (credit > 1) throw WireError("a credit flag of " + std::to_string(credit));
+      e->credit = credit != 0;
       if (e->kind == Message::Rejoin) {
         e->seq = in.get<std::uint64_t>();
         const auto n = in.get<std::uint32_t>();

@@ -183,7 +183,7 @@ std::vector<Seed> DecoderTargets::seeds() const {
   directive("thread-image", ThreadImage{99, 6, {{1, 2, 3}, {4, 5, 6}}}, nullptr, &image);
   directive("thread-moved", ThreadMoved{99, 2});
   const Payload result = Payload::of(Sum{55.0, {10, 45}, std::nullopt, {}});
-  directive("call-result", CallResult{graph_->id, 8}, &result);
+  directive("call-result", CallResult{graph_->id, 8, {}}, &result);
   directive("call-failure", CallFailure{8, true, "weigh", "workers[1]", "threw", "boom", 1});
   directive("call-failure-lost", CallFailure{9, false, {}, {}, "no connection to it", {}, 2, true});
   directive("call-abort", CallAbort{8});
