@@ -299,8 +299,8 @@ void Runtime::rebuild(NodeId node, const std::vector<detail::Rebuilt>& plan) {
   for (Thread* t : threads())
     if (!gone(t->uid())) everyone.insert(t->uid());
   std::lock_guard lock(recovery_mu_);
-  for (const detail::Rebuilt& r : plan)
-    if (coordinates()) replaying_.insert(r.thread);
+  if (coordinates())  // node 0 knows when each has handled again what it was sent (replayed)
+    for (const detail::Rebuilt& r : plan) replaying_.insert(r.thread);
   for (Thread* t : here) {
     std::unordered_set<std::uint64_t>& awaited = rejoining_[t->uid()] = everyone;
     awaited.erase(t->uid());
