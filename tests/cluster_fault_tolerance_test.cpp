@@ -80,7 +80,10 @@ Outcome farm(NodeId victim, std::chrono::milliseconds after, int signal = SIGKIL
 }
 
 TEST(ClusterFaultTolerance, AKilledNodesThreadsAreRebuiltAndEveryPieceCountedOnce) {
-  for (auto [victim, after] : {std::pair{NodeId{2}, 30}, std::pair{NodeId{1}, 80}, std::pair{NodeId{3}, 5}}) {
+  // Killed at once, node 1 may not have sent its threads' first checkpoints to node 2 yet: node 0
+  // holds them from their creation.
+  for (auto [victim, after] :
+       {std::pair{NodeId{2}, 30}, std::pair{NodeId{1}, 80}, std::pair{NodeId{3}, 5}, std::pair{NodeId{1}, 0}}) {
     const Outcome run = farm(victim, std::chrono::milliseconds(after));
     EXPECT_EQ(run.result.sum, triangle(4000)) << "node " << victim << " killed after " << after << " ms";
     EXPECT_EQ(run.result.count, 400) << "every piece once";

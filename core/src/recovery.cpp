@@ -108,6 +108,14 @@ void Thread::checkpoint() {
     sink->step({node(), uid_, collection_.name(), "checkpoint", 0, start, runtime_.now()});
 }
 
+void Thread::first_checkpoint(std::string state) {
+  auto image = std::make_shared<detail::Checkpoint>();
+  image->thread = uid_;
+  image->epoch = 1;  // as checkpoint() numbers the first
+  image->state = std::move(state);
+  runtime_.backend().keep_backup(*this, std::move(image));
+}
+
 void Thread::on_stored(std::uint32_t epoch) {
   Recovery& r = *recovery_;
   const auto it = r.covering.find(epoch);
@@ -221,7 +229,7 @@ void Runtime::cover(NodeId at, std::uint64_t receiver, std::uint64_t sender, std
 void Runtime::deliver_result(Envelope* e) {
   if (!coordinates()) return link_->call_completed(e);
   if (!e->stamp.link) {
-    complete_call(*e->graph, e->call, std::move(e->payload));
+    complete_call(e->call, std::move(e->payload));
     delete e;
     return;
   }
@@ -244,7 +252,7 @@ void Runtime::deliver_result(Envelope* e) {
   }
   for (const Stamp& s : handled) cover(0, 0, s.from, s.incarnation(), s.number());  // node 0 never fails
   for (Envelope* r : results) {
-    complete_call(*r->graph, r->call, std::move(r->payload));
+    complete_call(r->call, std::move(r->payload));
     delete r;
   }
 }

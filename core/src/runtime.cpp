@@ -217,7 +217,7 @@ void Runtime::start_call(std::shared_ptr<const GraphCore> graph, Payload input,
   send(backend_.local_node(), *to, e);
 }
 
-void Runtime::complete_call(const GraphCore& graph, CallId id, Payload&& result) {
+void Runtime::complete_call(CallId id, Payload&& result) {
   std::unique_ptr<detail::CallBase> call;
   {
     std::lock_guard lock(calls_mu_);

@@ -5,9 +5,24 @@
 #include "dps/threads.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace dps {
+
+namespace {
+
+// A state as saved, or none if its type has no serialize() (its thread then finds out itself).
+std::optional<std::string> saved_if_it_can(const detail::StateBox& state, const std::string& saved) {
+  if (!saved.empty()) return saved;
+  try {
+    return state.save();
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
 
 ThreadsCore::ThreadsCore(Runtime& runtime, std::uint32_t id, std::string name, Factory factory,
                          const detail::StateType& state, bool default_state)
@@ -52,7 +67,12 @@ Thread& ThreadsCore::add(NodeId node) {
   Thread& t = runtime_.adopt(std::make_unique<Thread>(runtime_, *this, runtime_.new_thread_uid(), node,
                                                       here ? std::move(state) : nullptr));
   // Replicas learn of the thread before node 0's routes can pick it: the link keeps that order.
-  if (ClusterLink* link = runtime_.link()) link->thread_added(t, std::move(image));
+  if (ClusterLink* link = runtime_.link()) {
+    std::optional<std::string> first;
+    if (!here && runtime_.fault_tolerant()) first = saved_if_it_can(*state, image);
+    link->thread_added(t, std::move(image));
+    if (first) t.first_checkpoint(std::move(*first));
+  }
   threads.push_back(&t);
   publish(std::move(threads));
   runtime_.lifecycle(Lifecycle::ThreadAdded, &t, node);

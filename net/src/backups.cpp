@@ -29,6 +29,12 @@ Backups::Backups(NodeProcess& process, Transport& transport, Membership& members
 
 void Backups::keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) {
   const NodeId me = process_.me;
+  Runtime& rt = *process_.kernel;
+  const Version version{checkpoint->outbox.incarnation(), checkpoint->epoch};
+  if (!rt.hosts(thread)) {  // node 0's copy of a thread's first checkpoint (Thread::first_checkpoint)
+    if (store(thread.uid(), version, checkpoint_image(*checkpoint))) recorded(rt, thread.uid(), version, me);
+    return;
+  }
   const std::vector<NodeId> nodes = membership_.nodes();
   auto next = std::upper_bound(nodes.begin(), nodes.end(), me);
   if (next == nodes.end()) next = nodes.begin();
@@ -39,9 +45,18 @@ void Backups::keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> che
     sent_to_[thread.uid()] = buddy;
   }
   try {
-    transport_.send_directive(buddy, BackupKept{thread.uid(), checkpoint->epoch}, checkpoint_image(*checkpoint));
+    transport_.send_directive(buddy, BackupKept{thread.uid(), version.first, version.second},
+                              checkpoint_image(*checkpoint));
   } catch (const NodeFailure&) {  // the buddy is gone: lost() has the thread checkpoint to the next one
   }
+}
+
+bool Backups::store(std::uint64_t uid, Version version, std::string image) {
+  std::lock_guard lock(mu_);
+  Kept& latest = kept_[uid];
+  if (latest.version > version) return false;
+  latest = {version, std::move(image)};
+  return true;
 }
 
 void Backups::apply(BackupKept& d, Incoming& in, Runtime& rt) {
@@ -52,36 +67,35 @@ void Backups::apply(BackupKept& d, Incoming& in, Runtime& rt) {
   // other nodes' messages to read.
   if (checkpoint_header(image) != std::pair{d.uid, d.epoch})
     throw WireError("a checkpoint that is not the one announced");
-  {
-    std::lock_guard lock(mu_);
-    Kept& latest = kept_[d.uid];
-    if (latest.epoch >= d.epoch) return;
-    latest = {d.epoch, std::move(image)};
-  }
-  held(rt, d.uid, d.epoch, process_.me);
+  const Version version{d.incarnation, d.epoch};
+  if (!store(d.uid, version, std::move(image))) return;
+  if (process_.me == 0)
+    recorded(rt, d.uid, version, 0);
+  else
+    transport_.tell(0, BackupHeld{d.uid, d.incarnation, d.epoch});
 }
 
-void Backups::apply(BackupHeld& d, Incoming& in, Runtime&) {
+void Backups::apply(BackupHeld& d, Incoming& in, Runtime& rt) {
   in.nothing_follows();
   if (process_.me != 0) throw WireError("backup held, told to node " + std::to_string(process_.me));
-  std::lock_guard lock(mu_);
-  Backend::Backup& b = table_[d.uid];
-  if (d.epoch >= b.epoch) b = {nullptr, in.sender, d.epoch};
+  recorded(rt, d.uid, {d.incarnation, d.epoch}, in.sender);
 }
 
-void Backups::held(Runtime& rt, std::uint64_t uid, std::uint32_t epoch, NodeId holder) {
-  if (process_.me == 0) {
+// Node 0 knows who holds a checkpoint before its thread hears Stored, and so before the thread's
+// senders drop what it covers: a failure finds the checkpoint where node 0 says.
+void Backups::recorded(Runtime& rt, std::uint64_t uid, Version version, NodeId holder) {
+  {
     std::lock_guard lock(mu_);
-    Backend::Backup& b = table_[uid];
-    if (epoch >= b.epoch) b = {nullptr, holder, epoch};
-  } else {
-    transport_.tell(0, BackupHeld{uid, epoch});
+    Held& h = table_[uid];
+    if (version < h.version) return;  // an earlier one, or an earlier life's
+    h = {holder, version};
+    if (holder != process_.me) kept_.erase(uid);  // what node 0 held of it is older
   }
   Thread* t = rt.thread(uid);
   if (!t) return;  // gone meanwhile
   auto* e = new Envelope;
   e->kind = Message::Stored;
-  e->count = epoch;
+  e->count = version.second;
   rt.send(process_.me, *t, e);
 }
 
@@ -94,9 +108,9 @@ Backend::Backup Backups::backup(std::uint64_t uid) const {
     if (process_.me == 0) {
       const auto it = table_.find(uid);
       if (it == table_.end()) return {};
-      b = it->second;
+      b = {nullptr, it->second.node, it->second.version.second};
     } else if (here != kept_.end()) {
-      b = {nullptr, process_.me, here->second.epoch};
+      b = {nullptr, process_.me, here->second.version.second};
     } else {
       return {};
     }
@@ -145,6 +159,7 @@ void Backups::recover(NodeId failed, const std::vector<detail::Rebuilt>& plan) {
     std::lock_guard lock(mu_);
     recovering_[failed] = {plan, {others.begin(), others.end()}};
   }
+  forget_earlier_lives(plan);
   membership_.tell_all(Rebuild{failed, wire(plan)});
   if (others.empty()) resend(rt, failed);
 }
@@ -162,6 +177,7 @@ void Backups::apply(Rebuild& d, Incoming& in, Runtime& rt) {
   if (Connection* c = transport_.peer(d.failed)) c->close("node 0 declared it failed");
   lost(d.failed);
   rt.rebuild(d.failed, plan);
+  forget_earlier_lives(plan);
   {
     std::lock_guard lock(mu_);
     recovering_[d.failed] = {plan, {}};
@@ -180,6 +196,16 @@ void Backups::apply(Rebuilt& d, Incoming& in, Runtime& rt) {
     all = it->second.awaited.empty();
   }
   if (all) resend(rt, d.failed);
+}
+
+void Backups::forget_earlier_lives(const std::vector<detail::Rebuilt>& plan) {
+  std::lock_guard lock(mu_);
+  for (const detail::Rebuilt& r : plan) {
+    kept_.erase(r.thread);
+    // Node 0: none of the new life yet. An earlier life's checkpoint held elsewhere and told late is
+    // older than any of the new life's.
+    if (process_.me == 0) table_[r.thread] = {r.at, {r.incarnation, 0}};
+  }
 }
 
 std::optional<std::vector<detail::Rebuilt>> Backups::take_plan(NodeId failed) {

@@ -1,7 +1,8 @@
 // Backups: fault tolerance across node processes (docs/fault-tolerance.md). A thread's checkpoints
-// go to the next live node, its buddy, which holds the latest, answers the thread with Stored and
-// tells node 0, which so knows who holds what. When a node fails, node 0 decides where each of its
-// threads is rebuilt (Runtime::node_failed); every process rebuilds (Rebuild), and once all did,
+// go to the next live node, its buddy, which holds the latest and tells node 0; node 0 records who
+// holds what, then answers the thread with Stored. Node 0 holds a thread's first checkpoint itself
+// until another node holds one, so a node may fail as soon as its threads are added. When a node fails, node 0 decides
+// where each of its threads is rebuilt (Runtime::node_failed); every process rebuilds (Rebuild), and once all did,
 // every process sends again what the rebuilt threads had not covered (Resend).
 //
 //   Backups backups(process, transport, membership);
@@ -28,6 +29,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace dps::net {
@@ -60,8 +62,12 @@ class Backups {
   void apply(Resend& d, Incoming& in, Runtime& rt);
   void apply(Replayed& d, Incoming& in, Runtime& rt);
 
-  // `holder` holds this checkpoint of thread `uid`: the thread hears Stored, node 0 knows.
-  void held(Runtime& rt, std::uint64_t uid, std::uint32_t epoch, NodeId holder);
+  using Version = std::pair<std::uint32_t, std::uint32_t>;            // a checkpoint's (incarnation, epoch)
+  bool store(std::uint64_t uid, Version version, std::string image);  // false: a later one is kept
+  // Node 0: `holder` holds this checkpoint of thread `uid`; the thread hears Stored.
+  void recorded(Runtime& rt, std::uint64_t uid, Version version, NodeId holder);
+  // Once rebuilt, what was held of the threads' earlier lives goes.
+  void forget_earlier_lives(const std::vector<detail::Rebuilt>& plan);
   void resend(Runtime& rt, NodeId failed);  // node 0, once every process rebuilt
   std::optional<std::vector<detail::Rebuilt>> take_plan(NodeId failed);  // none: done already
 
@@ -71,11 +77,15 @@ class Backups {
 
   mutable std::mutex mu_;
   struct Kept {
-    std::uint32_t epoch = 0;
+    Version version;
     std::string image;  // checkpoint_image()
   };
+  struct Held {
+    NodeId node = 0;
+    Version version;
+  };
   std::unordered_map<std::uint64_t, Kept> kept_;              // held here, by thread
-  std::unordered_map<std::uint64_t, Backend::Backup> table_;  // node 0: who holds each thread's latest
+  std::unordered_map<std::uint64_t, Held> table_;             // node 0: who holds each thread's latest
   std::unordered_map<std::uint64_t, NodeId> sent_to_;         // threads here: where their checkpoints went
   struct Recovering {
     std::vector<detail::Rebuilt> plan;

@@ -88,7 +88,7 @@ class Runtime {
   std::vector<const GraphCore*> graphs() const;
   void start_call(std::shared_ptr<const GraphCore> graph, Payload input, std::unique_ptr<detail::CallBase> call);
   void finish_call(NodeId from, Envelope* e);  // the graph's output `e` leaves `from` for the caller
-  void complete_call(const GraphCore& graph, CallId call, Payload&& result);
+  void complete_call(CallId call, Payload&& result);
   void fail_call(CallId call, std::exception_ptr error);
   void abort_call(CallId call);         // every thread hosted here drops what it holds of the call
   void fail_calls(std::exception_ptr error);  // every call in progress (node 0)

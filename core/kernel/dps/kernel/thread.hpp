@@ -91,6 +91,9 @@ class Thread {
   void restore(const detail::Checkpoint& checkpoint, NodeId node, std::uint32_t incarnation);
   // Its first checkpoint, before it ran (its state as created).
   void checkpoint();
+  // Node 0, adding it on another node: the first checkpoint that node takes, from `state` as node 0
+  // created it, kept by node 0 until another node holds one (its node may fail before sending it).
+  void first_checkpoint(std::string state);
   // Backend side: its last checkpoint was lost with the node that held it; a new one when it next runs.
   void backup_lost() noexcept {
     if (recovery_) recovery_->last = -1;

@@ -188,13 +188,15 @@ struct CallAbort {  // node 0 to all
 // threads are rebuilt (Rebuild); once all rebuilt (Rebuilt), everyone sends again (Resend).
 struct BackupKept {  // host -> holder; the checkpoint's image follows the directive in the frame
   std::uint64_t uid = 0;
+  std::uint32_t incarnation = 0;  // the thread's life that took it
   std::uint32_t epoch = 0;
-  DPS_FIELDS(uid, epoch)
+  DPS_FIELDS(uid, incarnation, epoch)
 };
 struct BackupHeld {  // holder -> node 0
   std::uint64_t uid = 0;
+  std::uint32_t incarnation = 0;
   std::uint32_t epoch = 0;
-  DPS_FIELDS(uid, epoch)
+  DPS_FIELDS(uid, incarnation, epoch)
 };
 struct RebuiltThread {
   std::uint64_t uid = 0;
