@@ -31,9 +31,12 @@ void NodeProcess::attach(Runtime& rt) {
 }
 
 void NodeProcess::detach() {
-  std::lock_guard lock(mu);
-  runtime = nullptr;
-  stopped = true;
+  {
+    std::lock_guard lock(mu);
+    runtime = nullptr;
+    stopped = true;
+  }
+  changed.notify_all();  // a network thread that awaits the runtime (attached()) gets none
 }
 
 Runtime* NodeProcess::attached() {

@@ -31,7 +31,8 @@ struct TcpBackend::Impl final : Transport::Handler {
     transport.start();
     try {
       membership.form();
-    } catch (...) {
+    } catch (...) {  // no runtime comes: the network thread must not wait for one
+      process.detach();
       transport.abandon();
       throw;
     }
