@@ -101,5 +101,31 @@ TEST(ClusterFaultTolerance, ANodeStoppedIsDeclaredFailedAndWokenChangesNothing) 
   EXPECT_EQ(run.restored, 2u);
 }
 
+// Node 1's checkpoints are on node 2: both killed at once, node 1's threads are lost with their
+// backups. The call fails within 5 s, naming a node and why.
+TEST(ClusterFaultTolerance, TwoNodesKilledWithEachOthersBackupsFailTheCallClearly) {
+  auto app = in_processes({"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Counter>("workers", 0);
+  for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
+  auto graph = app->graph(op<Pieces<>>(master).window(24) >> op<SlowCount>(workers) >> op<SumPartials<>>(master));
+  auto call = graph.call(Range{0, 4000});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto killed = std::chrono::steady_clock::now();
+  for (NodeId n : {NodeId{1}, NodeId{2}}) EXPECT_EQ(::kill(static_cast<pid_t>(tcp(*app).process_id(n)), SIGKILL), 0);
+  try {
+    within(std::move(call), "the call after nodes 1 and 2 were killed");
+    ADD_FAILURE() << "the call completed without node 1's threads";
+  } catch (const NodeFailure& e) {
+    EXPECT_TRUE(e.node == 1 || e.node == 2) << e.what();
+    const std::string why = e.what();
+    const std::string other = "node " + std::to_string(3 - e.node) + " failed";  // the one found first
+    EXPECT_TRUE(why.find("had no backup on another node") != std::string::npos ||
+                why.find("while threads rebuilt after " + other) != std::string::npos)
+        << why;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(5));
+}
+
 }  // namespace
 }  // namespace dps::test

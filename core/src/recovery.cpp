@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 
 namespace dps {
 
@@ -260,15 +261,15 @@ void Runtime::deliver_result(Envelope* e) {
 bool Runtime::node_failed(NodeId node, const std::string& reason) {
   lifecycle(Lifecycle::NodeFailed, nullptr, node);
   if (!fault_tolerant()) return fail_calls(std::make_exception_ptr(NodeFailure(node, reason))), false;
-  bool recovering = false;
+  std::optional<NodeId> earlier;  // a failure whose rebuilt threads still replay
   {
     std::lock_guard lock(recovery_mu_);
-    recovering = !replaying_.empty();
+    if (!replaying_.empty()) earlier = replaying_.begin()->second;
   }
-  if (recovering)  // the copies its threads were sending again are lost with them
-    return fail_calls(std::make_exception_ptr(NodeFailure(
-               node, reason + "; it failed while threads rebuilt after an earlier failure were still being sent "
-                              "again what they had received"))),
+  if (earlier)  // the copies its threads were sending again are lost with them
+    return fail_calls(std::make_exception_ptr(
+               NodeFailure(node, reason + "; it failed while threads rebuilt after node " + std::to_string(*earlier) +
+                                     " failed were still being sent again what they had received"))),
            false;
   std::vector<detail::Rebuilt> plan;
   for (Thread* t : threads()) {
@@ -308,7 +309,7 @@ void Runtime::rebuild(NodeId node, const std::vector<detail::Rebuilt>& plan) {
     if (!gone(t->uid())) everyone.insert(t->uid());
   std::lock_guard lock(recovery_mu_);
   if (coordinates())  // node 0 knows when each has handled again what it was sent (replayed)
-    for (const detail::Rebuilt& r : plan) replaying_.insert(r.thread);
+    for (const detail::Rebuilt& r : plan) replaying_.emplace(r.thread, node);
   for (Thread* t : here) {
     std::unordered_set<std::uint64_t>& awaited = rejoining_[t->uid()] = everyone;
     awaited.erase(t->uid());

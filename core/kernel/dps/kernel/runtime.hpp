@@ -170,7 +170,8 @@ class Runtime {
   std::unordered_map<std::uint64_t, std::uint32_t> incarnations_;  // by thread uid: times it was rebuilt
   std::atomic<bool> recovered_{false};                             // a thread was rebuilt
   std::unordered_map<std::uint64_t, std::unordered_set<std::uint64_t>> rejoining_;  // rebuilt -> threads awaited
-  std::unordered_set<std::uint64_t> replaying_;  // rebuilt threads not done handling again what they were sent
+  // Node 0: rebuilt threads not done handling again what they were sent, and the node they were lost with.
+  std::unordered_map<std::uint64_t, NodeId> replaying_;
 
   std::atomic<CallId> next_call_{0};
   std::atomic<FrameId> next_frame_{0};
