@@ -92,7 +92,6 @@ void Thread::checkpoint() {
     return;
   }
   const double start = runtime_.now();
-  r.last = start;
   r.changed = false;
   image->thread = uid_;
   image->epoch = ++r.taken;
@@ -105,8 +104,11 @@ void Thread::checkpoint() {
   for (const auto& [epoch, dones] : r.dones) image->dones.insert(image->dones.end(), dones.begin(), dones.end());
   r.covering.emplace(image->epoch, image->inbox.handled);
   runtime_.backend().keep_backup(*this, std::move(image));
+  // The interval runs from its end: a checkpoint that costs more than the interval still leaves the
+  // interval's work between two.
+  r.last = runtime_.now();
   if (TraceSink* sink = runtime_.tracer())
-    sink->step({node(), uid_, collection_.name(), "checkpoint", 0, start, runtime_.now()});
+    sink->step({node(), uid_, collection_.name(), "checkpoint", 0, start, r.last});
 }
 
 void Thread::first_checkpoint(std::string state) {
