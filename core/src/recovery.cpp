@@ -74,11 +74,16 @@ void Thread::cover_now() {
 }
 
 // Between two operations, once an interval passed since the last one. That one need not be held yet:
-// its Stored may wait behind the objects queued for the thread.
+// its Stored may wait behind the objects queued for the thread. The interval is at least
+// kCostToInterval times what the last one took, so checkpoints never take more than 1/kCostToInterval
+// of a thread's time, however large its state: while a large image travels, the thread may wait
+// for its peers long enough that any fixed interval would pass after each operation.
 bool Thread::checkpoint_due() const {
+  constexpr double kCostToInterval = 20;
   const Recovery& r = *recovery_;
   if (r.unsaveable || node() == 0 || life_ != Life::Active || migration_ || !checkpointable()) return false;
-  return r.last < 0 || (r.changed && runtime_.now() - r.last >= runtime_.checkpoint_interval());
+  const double interval = std::max(runtime_.checkpoint_interval(), kCostToInterval * r.cost);
+  return r.last < 0 || (r.changed && runtime_.now() - r.last >= interval);
 }
 
 void Thread::checkpoint() {
@@ -107,6 +112,7 @@ void Thread::checkpoint() {
   // The interval runs from its end: a checkpoint that costs more than the interval still leaves the
   // interval's work between two.
   r.last = runtime_.now();
+  r.cost = r.last - start;
   if (TraceSink* sink = runtime_.tracer())
     sink->step({node(), uid_, collection_.name(), "checkpoint", 0, start, r.last});
 }
