@@ -1,9 +1,10 @@
 // Backups: fault tolerance across node processes (docs/fault-tolerance.md). A thread's checkpoints
 // go to the next live node, its buddy, which holds the latest and tells node 0; node 0 records who
 // holds what, then answers the thread with Stored. Node 0 holds a thread's first checkpoint itself
-// until another node holds one, so a node may fail as soon as its threads are added. When a node fails, node 0 decides
-// where each of its threads is rebuilt (Runtime::node_failed); every process rebuilds (Rebuild), and once all did,
-// every process sends again what the rebuilt threads had not covered (Resend).
+// until another node holds one, so a node may fail as soon as its threads are added. When a node
+// fails, node 0 decides where each of its threads is rebuilt (Runtime::node_failed); every process
+// rebuilds (Rebuild), and once all did, every process sends again what the rebuilt threads had not
+// covered (Resend).
 //
 //   Backups backups(process, transport, membership);
 //   backups.keep(thread, checkpoint);       // Backend::keep_backup, from the thread's strand
