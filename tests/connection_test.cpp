@@ -67,10 +67,11 @@ Outgoing frame(std::uint32_t sender, std::uint32_t seq, std::size_t size) {
   f.head.resize(kPrefix);
   std::memcpy(f.head.data(), &sender, sizeof sender);
   std::memcpy(f.head.data() + sizeof sender, &seq, sizeof seq);
-  f.attached.resize(size - kPrefix);
-  for (std::size_t i = kPrefix; i < size; ++i) f.attached[i - kPrefix] = static_cast<char>(filler(sender, seq, i));
+  auto block = std::make_shared<std::string>(size - kPrefix, '\0');
+  for (std::size_t i = kPrefix; i < size; ++i) (*block)[i - kPrefix] = static_cast<char>(filler(sender, seq, i));
   f.segments.push_back({nullptr, kPrefix});
-  f.segments.push_back({reinterpret_cast<const std::byte*>(f.attached.data()), f.attached.size()});
+  f.segments.push_back({reinterpret_cast<const std::byte*>(block->data()), block->size()});
+  f.attached = std::move(block);
   f.header.kind = FrameKind::Envelope;
   f.header.sender = sender;
   f.header.length = static_cast<std::uint32_t>(size);

@@ -88,15 +88,17 @@ bool Thread::checkpoint_due() const {
 
 void Thread::checkpoint() {
   Recovery& r = *recovery_;
+  const double start = runtime_.now();
   auto image = std::make_shared<detail::Checkpoint>();
+  if (state_ && r.previous.use_count() == 1) image->state = std::move(r.previous->state);
+  r.previous.reset();
   try {
-    if (state_) image->state = state_->save();
+    if (state_) state_->save(image->state);
   } catch (...) {
     r.unsaveable = true;  // never rebuilt: its loss fails the calls (Runtime::node_failed)
     said_done(Stamp::kFinal);
     return;
   }
-  const double start = runtime_.now();
   r.changed = false;
   image->thread = uid_;
   image->epoch = ++r.taken;
@@ -108,6 +110,7 @@ void Thread::checkpoint() {
     image->frames.push_back({id, home.call, home.posted, home.owner, home.forwarders, home.window > 0});
   for (const auto& [epoch, dones] : r.dones) image->dones.insert(image->dones.end(), dones.begin(), dones.end());
   r.covering.emplace(image->epoch, image->inbox.handled);
+  r.previous = image;
   runtime_.backend().keep_backup(*this, std::move(image));
   // The interval runs from its end: a checkpoint that costs more than the interval still leaves the
   // interval's work between two.

@@ -44,31 +44,41 @@ void Backups::keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> che
     std::lock_guard lock(mu_);
     sent_to_[thread.uid()] = buddy;
   }
+  std::vector<std::byte> head;
+  WireWriter image(head);  // the state is sent from the checkpoint, which the frame keeps until written
+  write_checkpoint(image, *checkpoint);
   try {
-    transport_.send_directive(buddy, BackupKept{thread.uid(), version.first, version.second},
-                              checkpoint_image(*checkpoint));
+    transport_.send_directive(buddy, BackupKept{thread.uid(), version.first, version.second}, image, head,
+                              std::move(checkpoint));
   } catch (const NodeFailure&) {  // the buddy is gone: lost() has the thread checkpoint to the next one
   }
 }
 
-bool Backups::store(std::uint64_t uid, Version version, std::string image) {
+// Written over the last one's buffer, whose pages are in (a fresh one would fault each in).
+bool Backups::store(std::uint64_t uid, Version version, std::string_view image) {
   std::lock_guard lock(mu_);
   Kept& latest = kept_[uid];
   if (latest.version > version) return false;
-  latest = {version, std::move(image)};
+  latest.version = version;
+  if (latest.image.capacity() < image.size()) {
+    std::string fresh;
+    fresh.reserve(image.size());
+    detail::advise_huge_pages(fresh.data(), image.size());
+    latest.image.swap(fresh);
+  }
+  latest.image.assign(image);
   return true;
 }
 
 void Backups::apply(BackupKept& d, Incoming& in, Runtime& rt) {
-  std::string image;
-  in.rest(image);
+  const std::string_view image = in.rest.get_string_view();
   in.nothing_follows();
   // Kept as it came, and loaded only to rebuild the thread: the network thread that read it has
   // other nodes' messages to read.
   if (checkpoint_header(image) != std::pair{d.uid, d.epoch})
     throw WireError("a checkpoint that is not the one announced");
   const Version version{d.incarnation, d.epoch};
-  if (!store(d.uid, version, std::move(image))) return;
+  if (!store(d.uid, version, image)) return;
   if (process_.me == 0)
     recorded(rt, d.uid, version, 0);
   else

@@ -29,6 +29,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -64,7 +65,7 @@ class Backups {
   void apply(Replayed& d, Incoming& in, Runtime& rt);
 
   using Version = std::pair<std::uint32_t, std::uint32_t>;            // a checkpoint's (incarnation, epoch)
-  bool store(std::uint64_t uid, Version version, std::string image);  // false: a later one is kept
+  bool store(std::uint64_t uid, Version version, std::string_view image);  // false: a later one is kept
   // Node 0: `holder` holds this checkpoint of thread `uid`; the thread hears Stored.
   void recorded(Runtime& rt, std::uint64_t uid, Version version, NodeId holder);
   // Once rebuilt, what was held of the threads' earlier lives goes.

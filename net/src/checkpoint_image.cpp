@@ -89,12 +89,10 @@ void serialize(A& a, Checkpoint& c) {
 
 namespace net {
 
-std::string checkpoint_image(const detail::Checkpoint& checkpoint) {
-  std::vector<std::byte> bytes;
-  bytes.reserve(checkpoint.bytes() + checkpoint.bytes() / 16 + 4096);  // a state of 100 MB grows no copy
-  WireWriter out(bytes, SIZE_MAX);
+std::string checkpoint_image(const detail::Checkpoint& checkpoint) { return encoded(checkpoint); }
+
+void write_checkpoint(WireWriter& out, const detail::Checkpoint& checkpoint) {
   out(const_cast<detail::Checkpoint&>(checkpoint));  // cereal's serialize takes it non-const; it only reads
-  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};  // all in `bytes`: nothing by reference
 }
 
 std::shared_ptr<const detail::Checkpoint> load_checkpoint(const Runtime& runtime, std::string_view image) {

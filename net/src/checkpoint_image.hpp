@@ -1,11 +1,12 @@
 // A thread's checkpoint as bytes, for the node that holds it (backups.hpp).
 //
-//   std::string image = checkpoint_image(checkpoint);
+//   std::string image = checkpoint_image(checkpoint);     // or write_checkpoint(writer, checkpoint)
 //   std::shared_ptr<const detail::Checkpoint> again = load_checkpoint(runtime, image);  // throws WireError
 #pragma once
 
 #include "dps/kernel/recovery_log.hpp"
 #include "dps/kernel/runtime.hpp"
+#include "dps/wire_archive.hpp"
 
 #include <memory>
 #include <string>
@@ -15,6 +16,8 @@
 namespace dps::net {
 
 std::string checkpoint_image(const detail::Checkpoint& checkpoint);
+// The same bytes written to `out`, whose large parts (the state) stay where they lie in `checkpoint`.
+void write_checkpoint(WireWriter& out, const detail::Checkpoint& checkpoint);
 // The graphs its kept objects name are the runtime's: an unknown one is a WireError.
 std::shared_ptr<const detail::Checkpoint> load_checkpoint(const Runtime& runtime, std::string_view image);
 // Its thread's uid and its epoch, read without loading the rest.

@@ -392,8 +392,7 @@ void Replication::apply(ThreadImage& d, Incoming& in, Runtime& rt) {
     if (!rt.thread(f.owner) && !rt.gone(f.owner)) throw WireError("forwarder to unknown thread");
     t->forward_frame({f.frame, f.call, f.owner});
   }
-  std::string image;
-  in.rest(image);
+  std::string image = in.rest.get_string();
   in.nothing_follows();
   t->relocate(process_.me, image);  // it runs here from now on
   transport_.tell(in.sender, MigrateDone{d.request, {}});

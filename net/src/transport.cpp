@@ -345,22 +345,28 @@ void Transport::send_directive(NodeId to, const Directive& d, const Payload* pay
 }
 
 void Transport::send_directive(NodeId to, const Directive& d, std::string attached) {
+  auto kept = std::make_shared<const std::string>(std::move(attached));
+  std::vector<std::byte> none;
+  WireWriter block(none);
+  block.write(kept->data(), kept->size());
+  send_directive(to, d, block, none, std::move(kept));
+}
+
+void Transport::send_directive(NodeId to, const Directive& d, WireWriter& block,
+                               const std::vector<std::byte>& block_head, std::shared_ptr<const void> keep) {
   Outgoing f;
   WireWriter out(f.head, SIZE_MAX);  // the directive is copied: it may be a temporary
   out(d);
-  out(static_cast<std::uint64_t>(attached.size()));  // a std::string as cereal writes one: its size, then its bytes
-  const std::size_t size = out.size() + attached.size();
+  const std::size_t block_size = block.size();
+  out(static_cast<std::uint64_t>(block_size));  // as cereal writes a std::string: its size, then its bytes
+  const std::size_t size = out.size() + block_size;
   if (size > options_.max_frame)
     throw std::length_error("a directive of " + std::to_string(size) + " bytes exceeds the frame limit of " +
                             std::to_string(options_.max_frame));
-  if (attached.size() < WireWriter::kReferenceAbove) {  // small (maybe inside the string object): copied
-    out.write(attached.data(), attached.size());
-    f.segments = out.segments();
-  } else {  // large: sent from the string's buffer, which moves with it
-    f.segments = out.segments();
-    f.attached = std::move(attached);
-    f.segments.push_back({reinterpret_cast<const std::byte*>(f.attached.data()), f.attached.size()});
-  }
+  f.segments = out.segments();
+  f.head.insert(f.head.end(), block_head.begin(), block_head.end());  // the block's bytes written inline follow
+  f.segments.insert(f.segments.end(), block.segments().begin(), block.segments().end());
+  f.attached = std::move(keep);
   f.header.kind = FrameKind::Directive;
   f.header.sender = process_.me;
   f.header.length = static_cast<std::uint32_t>(size);

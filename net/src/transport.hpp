@@ -82,6 +82,10 @@ class Transport final : Connection::Handler {
   void send_directive(NodeId to, const Directive& d, const Payload* payload = nullptr);
   // A directive followed by a large block, sent from where it lies (a thread's image).
   void send_directive(NodeId to, const Directive& d, std::string attached);
+  // A directive followed by a block encoded by `block` (read as one std::string), whose large parts
+  // are sent from where they lie in `keep` (a thread's checkpoint), kept until the frame is written.
+  void send_directive(NodeId to, const Directive& d, WireWriter& block, const std::vector<std::byte>& block_head,
+                      std::shared_ptr<const void> keep);
   // An answer: sent, or dropped when `to` is gone (its loss is handled where its connection closed).
   void tell(NodeId to, const Directive& d) noexcept;
 

@@ -10,6 +10,7 @@
 // elements out of it.
 #pragma once
 
+#include "dps/large_memory.hpp"
 #include "dps/wire_archive.hpp"
 #include "dps/wire_size.hpp"
 
@@ -33,25 +34,23 @@ bool payload_allocation_enabled() noexcept;  // false in NOALLOC simulations
 template <class T>
 class LargeArray {
   static_assert(std::is_trivially_copyable_v<T>, "LargeArray holds trivially copyable elements");
+  static_assert(alignof(T) <= 64, "LargeArray holds elements aligned to a cache line at most");
 
  public:
   LargeArray() = default;
   // Allocates (zero-initialized) unless the running simulation suppresses payload allocation.
   explicit LargeArray(std::size_t count) : size_(count) {
-    if (detail::payload_allocation_enabled()) data_.reset(new T[count]());
+    if (detail::payload_allocation_enabled()) std::uninitialized_value_construct_n(allocate(), count);
   }
   // For an array the caller fills at once: no zeroing pass over memory it is about to write.
   static LargeArray uninitialized(std::size_t count) {
     LargeArray a;
     a.size_ = count;
-    if (detail::payload_allocation_enabled()) a.data_.reset(new T[count]);
+    if (detail::payload_allocation_enabled()) a.allocate();
     return a;
   }
   LargeArray(const LargeArray& other) : size_(other.size_) {
-    if (other.data_) {
-      data_.reset(new T[size_]);
-      std::copy_n(other.data_.get(), size_, data_.get());
-    }
+    if (other.data_) std::copy_n(other.data_.get(), size_, allocate());
   }
   LargeArray& operator=(const LargeArray& other) {
     if (this != &other) *this = LargeArray(other);
@@ -98,22 +97,22 @@ class LargeArray {
       }
     }
     size_ = static_cast<std::size_t>(count);
-    data_ = Data(new T[size_]);
-    ar(cereal::binary_data(data_.get(), bytes()));
+    ar(cereal::binary_data(allocate(), bytes()));
   }
 
  private:
   // Frees the elements: an allocation of the array's own, or the received buffer it took over.
   struct Free {
     void* base = nullptr;
-    void operator()(T* p) const noexcept {
-      if (base)
-        std::free(base);
-      else
-        delete[] p;
-    }
+    void operator()(T* p) const noexcept { std::free(base ? base : p); }
   };
   using Data = std::unique_ptr<T[], Free>;
+
+  // Room for size_ elements, not constructed (trivially copyable: they are once written).
+  T* allocate() {
+    data_ = Data(static_cast<T*>(detail::allocate_large(bytes())));
+    return data_.get();
+  }
 
   std::size_t size_ = 0;
   Data data_;

@@ -26,7 +26,13 @@ class StateBox {
  public:
   virtual ~StateBox() = default;
   virtual void* get() noexcept = 0;
-  virtual std::string save() const = 0;             // its image, in the wire's encoding
+  // Its image, in the wire's encoding, into `into` (whose buffer it reuses when large enough).
+  virtual void save(std::string& into) const = 0;
+  std::string save() const {
+    std::string image;
+    save(image);
+    return image;
+  }
   virtual void load(const std::string& image) = 0;  // replaces the state by the image
 };
 
@@ -44,13 +50,12 @@ class StateBoxOf final : public StateBox {
  public:
   explicit StateBoxOf(State state) : state_(std::move(state)) {}
   void* get() noexcept override { return &state_; }
-  std::string save() const override {
+  using StateBox::save;
+  void save(std::string& into) const override {
     if constexpr (serializable_state<State>) {
-      std::vector<std::byte> bytes;
-      WireWriter out(bytes, SIZE_MAX);
-      out(state_);
-      return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+      encode_into(state_, into);
     } else {
+      (void)into;
       throw std::logic_error(std::string("thread state type ") + typeid(State).name() + " has no cereal serialize()");
     }
   }

@@ -17,6 +17,8 @@
 // of its own lends it to the reader: one large array of it takes the buffer over instead of copying.
 #pragma once
 
+#include "dps/large_memory.hpp"
+
 #include <cereal/cereal.hpp>
 
 #include <cstddef>
@@ -27,7 +29,9 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -92,17 +96,42 @@ class WireWriter : public cereal::OutputArchive<WireWriter, cereal::AllowEmptyCl
   std::vector<Segment> segments_;
 };
 
-// The buffer of one received message (a large frame, read apart from the others): 64-byte aligned,
-// and given away whole to the large array that takes it over (released, the caller frees it with
-// std::free).
+// The whole encoding of `value` in `into`, its large blocks copied once into a buffer sized once (with
+// huge pages when large), or into `into`'s own when it has the room: a thread's state, its checkpoint
+// image. A buffer written again has its pages already.
+template <class T>
+void encode_into(const T& value, std::string& into) {
+  std::vector<std::byte> head;
+  head.reserve(256);  // the fields of most states, in one allocation
+  WireWriter out(head);
+  out(const_cast<T&>(value));  // cereal's serialize() takes it non-const; writing only reads it
+  const std::size_t size = out.size();
+  into.clear();
+  if (into.capacity() < size) {
+    std::string fresh;
+    fresh.reserve(size);
+    detail::advise_huge_pages(fresh.data(), size);
+    into.swap(fresh);
+  }
+  const std::byte* inline_bytes = head.data();
+  for (const WireWriter::Segment& s : out.segments()) {
+    const std::byte* from = s.external ? s.external : std::exchange(inline_bytes, inline_bytes + s.size);
+    into.append(reinterpret_cast<const char*>(from), s.size);
+  }
+}
+template <class T>
+std::string encoded(const T& value) {
+  std::string whole;
+  encode_into(value, whole);
+  return whole;
+}
+
+// The buffer of one received message (a large frame, read apart from the others), from
+// detail::allocate_large, and given away whole to the large array that takes it over (released, the
+// caller frees it with std::free).
 class WireBuffer {
  public:
-  static constexpr std::size_t kAlignment = 64;
-  explicit WireBuffer(std::size_t size)
-      : data_(static_cast<std::byte*>(std::aligned_alloc(kAlignment, (size + kAlignment - 1) / kAlignment * kAlignment))),
-        size_(size) {
-    if (!data_) throw std::bad_alloc();
-  }
+  explicit WireBuffer(std::size_t size) : data_(static_cast<std::byte*>(detail::allocate_large(size))), size_(size) {}
   WireBuffer(const WireBuffer&) = delete;
   WireBuffer& operator=(const WireBuffer&) = delete;
   ~WireBuffer() { std::free(data_); }
@@ -164,6 +193,23 @@ class WireReader : public cereal::InputArchive<WireReader, cereal::AllowEmptyCla
       throw WireError("message announces " + std::to_string(n) + " elements at offset " + std::to_string(offset_) +
                       " with only " + std::to_string(remaining()) + " bytes left");
     return n;
+  }
+  // A std::string as cereal writes one (its size, its bytes), copied once into a buffer sized once:
+  // a large one (a thread's image) costs a copy, not a zeroing pass and small pages faulted in.
+  std::string get_string() {
+    const std::string_view bytes = get_string_view();
+    std::string s;
+    s.reserve(bytes.size());
+    detail::advise_huge_pages(s.data(), bytes.size());
+    s.append(bytes);
+    return s;
+  }
+  // The same bytes where they lie: valid as long as the message is.
+  std::string_view get_string_view() {
+    const std::uint64_t size = count();
+    const std::string_view bytes(reinterpret_cast<const char*>(bytes_.data() + offset_), size);
+    offset_ += size;
+    return bytes;
   }
   std::size_t offset() const noexcept { return offset_; }
   std::size_t remaining() const noexcept { return bytes_.size() - offset_; }

@@ -44,7 +44,7 @@ struct Outgoing {
   std::vector<std::byte> head;
   std::vector<WireWriter::Segment> segments;
   std::unique_ptr<Envelope> envelope;
-  std::string attached;  // a large block sent with a directive (a thread's image)
+  std::shared_ptr<const void> attached;  // what a directive's large blocks lie in (a thread's image, its checkpoint)
   Lane lane = Lane::ordered;
 
   std::size_t size() const noexcept { return FrameHeader::kSize + header.length; }
