@@ -62,11 +62,9 @@ void Outbox::send(Envelope& e, std::uint64_t from, std::uint64_t to, std::uint32
                   std::uint64_t time) {
   e.stamp = {from, std::uint64_t{incarnation_} << Stamp::kIncarnationShift | ++numbered_[to], epoch, committed, base_,
              time};
-  std::vector<std::byte> bytes;
-  WireWriter out(bytes, SIZE_MAX);
-  e.payload.save(out);
-  kept_[to].push_back({e.stamp, e.graph, e.vertex, e.call, e.seq, e.frames,
-                       std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size())});
+  std::string bytes;
+  encode_with([&](WireWriter& out) { e.payload.save(out); }, bytes);
+  kept_[to].push_back({e.stamp, e.graph, e.vertex, e.call, e.seq, e.frames, std::move(bytes)});
 }
 
 void Outbox::covered(std::uint64_t to, std::uint32_t incarnation, std::uint64_t number) {

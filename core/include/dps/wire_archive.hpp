@@ -96,15 +96,15 @@ class WireWriter : public cereal::OutputArchive<WireWriter, cereal::AllowEmptyCl
   std::vector<Segment> segments_;
 };
 
-// The whole encoding of `value` in `into`, its large blocks copied once into a buffer sized once (with
-// huge pages when large), or into `into`'s own when it has the room: a thread's state, its checkpoint
-// image. A buffer written again has its pages already.
-template <class T>
-void encode_into(const T& value, std::string& into) {
+// What `write(WireWriter&)` encodes, whole in `into`, its large blocks copied once into a buffer sized
+// once (with huge pages when large), or into `into`'s own when it has the room: a thread's state, its
+// checkpoint image, the copy of a sent object a thread keeps. A buffer written again has its pages.
+template <class Write>
+void encode_with(Write&& write, std::string& into) {
   std::vector<std::byte> head;
-  head.reserve(256);  // the fields of most states, in one allocation
+  head.reserve(256);  // the fields of most objects, in one allocation
   WireWriter out(head);
-  out(const_cast<T&>(value));  // cereal's serialize() takes it non-const; writing only reads it
+  write(out);
   const std::size_t size = out.size();
   into.clear();
   if (into.capacity() < size) {
@@ -118,6 +118,11 @@ void encode_into(const T& value, std::string& into) {
     const std::byte* from = s.external ? s.external : std::exchange(inline_bytes, inline_bytes + s.size);
     into.append(reinterpret_cast<const char*>(from), s.size);
   }
+}
+template <class T>
+void encode_into(const T& value, std::string& into) {
+  // cereal's serialize() takes it non-const; writing only reads it
+  encode_with([&](WireWriter& out) { out(const_cast<T&>(value)); }, into);
 }
 template <class T>
 std::string encoded(const T& value) {
