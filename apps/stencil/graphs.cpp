@@ -13,6 +13,44 @@ namespace stencil {
 
 namespace {
 
+// Calls f(index in the buffer, index in the ring) for each ghost cell of `g`.
+template <class F>
+void each_ghost_cell(const Geometry& g, F f) {
+  const std::size_t stride = g.stride(), last = g.rows + 1;
+  std::size_t k = 0;
+  for (std::size_t j = 0; j < stride; ++j) f(j, k++);
+  for (std::size_t j = 0; j < stride; ++j) f(last * stride + j, k++);
+  for (std::size_t i = 1; i < last; ++i) f(i * stride, k++);
+  for (std::size_t i = 1; i < last; ++i) f(i * stride + g.cols + 1, k++);
+}
+
+std::size_t ghost_cells(const Geometry& g) { return 2 * g.stride() + 2 * g.rows; }
+
+}  // namespace
+
+dps::LargeArray<double> ghost_ring(const dps::LargeArray<double>& buffer, const Geometry& g) {
+  if (buffer.size() == 0) return {};
+  if (buffer.size() != g.elements())
+    throw std::logic_error("stencil: a buffer of " + std::to_string(buffer.size()) + " elements for a block of " +
+                           std::to_string(g.elements()));
+  auto ring = dps::LargeArray<double>::uninitialized(ghost_cells(g));
+  if (buffer.allocated() && ring.allocated())
+    each_ghost_cell(g, [&](std::size_t at, std::size_t k) { ring[k] = buffer[at]; });
+  return ring;
+}
+
+dps::LargeArray<double> with_ghost_ring(std::size_t elements, const dps::LargeArray<double>& ring, const Geometry& g) {
+  if (elements == 0) return {};
+  if (elements != g.elements() || ring.size() != ghost_cells(g))
+    throw dps::WireError("stencil: a block image whose spare buffer does not match its geometry");
+  auto buffer = dps::LargeArray<double>::uninitialized(elements);
+  if (buffer.allocated() && ring.allocated())
+    each_ghost_cell(g, [&](std::size_t at, std::size_t k) { buffer[at] = ring[k]; });
+  return buffer;
+}
+
+namespace {
+
 SweepCost sweep_cost;
 
 std::string iteration(long t) { return "iteration " + std::to_string(t); }

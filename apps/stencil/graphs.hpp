@@ -30,14 +30,28 @@
 
 namespace stencil {
 
+// The ghost cells of a buffer of `g`'s elements (its first and last rows, then its first and last
+// columns between them), and a buffer of `elements` whose ghost cells are those of `ring`.
+dps::LargeArray<double> ghost_ring(const dps::LargeArray<double>& buffer, const Geometry& g);
+dps::LargeArray<double> with_ghost_ring(std::size_t elements, const dps::LargeArray<double>& ring, const Geometry& g);
+
 struct Block {
   Geometry geometry;
   dps::Part<double> grid;         // the current values, margin of one ghost cell; what redistribution moves
   dps::LargeArray<double> spare;  // the other buffer of the sweep
   long sweeps = 0;                // the version of `grid`
+  // An image of the block (a checkpoint, a migration) carries of `spare` its ghost cells only: its
+  // interior is swept into before it is read, but a neighbour's next halo may be in its ghost cells.
   template <class A>
-  void serialize(A& a) {
-    a(geometry, grid, spare, sweeps);
+  void save(A& a) const {
+    a(geometry, grid, sweeps, spare.size(), ghost_ring(spare, geometry));
+  }
+  template <class A>
+  void load(A& a) {
+    std::size_t elements = 0;
+    dps::LargeArray<double> ring;
+    a(geometry, grid, sweeps, elements, ring);
+    spare = with_ghost_ring(elements, ring, geometry);
   }
 };
 
