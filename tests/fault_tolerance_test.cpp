@@ -9,6 +9,7 @@
 #include <cereal/types/vector.hpp>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -65,16 +66,17 @@ struct Outcome {
   long seen = 0;  // pieces the workers' states counted
   double predicted = 0;
   std::size_t restored = 0;
+  std::size_t checkpoints = 0;
 };
 
 // 200 pieces over two workers on each of nodes 1-3; node 0 splits and merges.
 template <class State = Stateless>
 Outcome farm(std::vector<SimOptions::Failure> failures, double checkpoint_every, std::size_t nodes = 4,
-         long last = 2000) {
+             long last = 2000, std::uint64_t checkpoint_operations = 0) {
   MemoryTrace trace;  // outlives the application, which may still trace while it ends
   auto backend = std::make_unique<SimBackend>(cluster(nodes), SimOptions{.pdexec = true, .nodes = nodes, .failures = failures});
   Application app(std::move(backend));
-  if (checkpoint_every > 0) app.runtime().fault_tolerance(checkpoint_every);
+  if (checkpoint_every > 0) app.runtime().fault_tolerance(checkpoint_every, checkpoint_operations);
   app.trace_to(&trace);
   auto master = app.threads<Stateless>("master", 1);
   auto workers = app.threads<State>("workers", 0);
@@ -86,6 +88,7 @@ Outcome farm(std::vector<SimOptions::Failure> failures, double checkpoint_every,
   if constexpr (std::is_same_v<State, Counter>)
     while (workers.size()) run.seen += workers.remove(0).get().seen;
   for (const auto& c : trace.changes()) run.restored += c.kind == Lifecycle::ThreadRestored;
+  for (const auto& step : trace.steps()) run.checkpoints += step.operation == "checkpoint";
   return run;
 }
 
@@ -112,6 +115,24 @@ TEST(FaultTolerance, StatefulLeavesCountEveryObjectOnce) {
     EXPECT_EQ(run.result.count, 200);
     EXPECT_EQ(run.seen, 200) << "the rebuilt states count each piece once";
   }
+}
+
+// --checkpoint-ops K: a worker checkpoints when added, then after each K pieces; with no interval in
+// seconds, never for time's sake.
+TEST(FaultTolerance, ACheckpointEveryKOperations) {
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  const std::size_t workers = 6;  // 200 pieces, 33 or 34 each
+  EXPECT_EQ(farm<Counter>({}, kNever, 4, 2000, 0).checkpoints, workers) << "the first ones only";
+  for (std::uint64_t k : {5u, 10u, 20u}) {
+    const Outcome run = farm<Counter>({}, kNever, 4, 2000, k);
+    EXPECT_EQ(run.seen, 200);
+    EXPECT_GE(run.checkpoints, workers * (1 + 33 / k)) << "every " << k;
+    EXPECT_LE(run.checkpoints, workers * (1 + 34 / k)) << "every " << k;
+  }
+  const Outcome killed = farm<Counter>({{2, 0.1}}, kNever, 4, 2000, 10);
+  EXPECT_EQ(killed.result.sum, triangle(2000));
+  EXPECT_EQ(killed.seen, 200) << "rebuilt from checkpoints taken by count";
+  EXPECT_EQ(killed.restored, 2u);
 }
 
 TEST(FaultTolerance, TwoNodesLostOneAfterTheOther) {

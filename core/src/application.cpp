@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -90,12 +91,18 @@ CommandLine Application::parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a number of seconds");
       c.checkpoint_every = positive_number(arg, argv[++i]);
       every_given = true;
+    } else if (arg == "--checkpoint-ops") {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a number of operations");
+      c.checkpoint_operations = positive_count(arg, argv[++i]);
     } else {
       c.rest.push_back(arg);
     }
   }
   if (every_given && !fault_tolerance) throw std::invalid_argument("--checkpoint-every needs --fault-tolerance");
-  if (fault_tolerance && !every_given) c.checkpoint_every = kDefaultCheckpointEvery;
+  if (c.checkpoint_operations && !fault_tolerance)
+    throw std::invalid_argument("--checkpoint-ops needs --fault-tolerance");
+  if (fault_tolerance && !every_given)
+    c.checkpoint_every = c.checkpoint_operations ? std::numeric_limits<double>::infinity() : kDefaultCheckpointEvery;
   return c;
 }
 
@@ -111,7 +118,7 @@ Application::Application(CommandLine command_line, BackendMaker make) {
   if (command_line.checkpoint_every > 0) {
     if (nodes() < 2)
       throw std::invalid_argument("--fault-tolerance needs at least two nodes: a thread's checkpoint is held by another node");
-    runtime_->fault_tolerance(command_line.checkpoint_every);
+    runtime_->fault_tolerance(command_line.checkpoint_every, command_line.checkpoint_operations);
   }
   if (!runtime_->coordinates()) {  // another node's process: it serves, then ends here
     const int status = backend_->serve();

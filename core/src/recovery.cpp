@@ -47,7 +47,7 @@ bool Thread::admit(Envelope* e) {
   if (stamp.link && node() == 0) recovery_->uncovered.emplace_back(stamp.from, stamp.incarnation());
   if (verdict == detail::Inbox::Verdict::Handle) {
     recovery_->clock = std::max(recovery_->clock, stamp.time);
-    recovery_->changed = true;
+    ++recovery_->handled;
     return true;
   }
   // Its home may have been rebuilt and posted it again, counting on a credit: it gets one. (A home
@@ -73,17 +73,20 @@ void Thread::cover_now() {
   r.uncovered.clear();
 }
 
-// Between two operations, once an interval passed since the last one. That one need not be held yet:
-// its Stored may wait behind the objects queued for the thread. The interval is at least
-// kCostToInterval times what the last one took, so checkpoints never take more than 1/kCostToInterval
-// of a thread's time, however large its state: while a large image travels, the thread may wait
-// for its peers long enough that any fixed interval would pass after each operation.
+// Between two operations, once an interval passed since the last one, or it handled the operations
+// asked for. That one need not be held yet: its Stored may wait behind the objects queued for the
+// thread. The interval is at least kCostToInterval times what the last one took, so checkpoints
+// never take more than 1/kCostToInterval of a thread's time, however large its state: while a large
+// image travels, the thread may wait for its peers long enough that any fixed interval would pass
+// after each operation. A count of operations is the user's explicit choice: it is kept.
 bool Thread::checkpoint_due() const {
   constexpr double kCostToInterval = 20;
   const Recovery& r = *recovery_;
   if (r.unsaveable || node() == 0 || life_ != Life::Active || migration_ || !checkpointable()) return false;
-  const double interval = std::max(runtime_.checkpoint_interval(), kCostToInterval * r.cost);
-  return r.last < 0 || (r.changed && runtime_.now() - r.last >= interval);
+  if (r.last < 0) return true;
+  if (r.handled == 0) return false;  // nothing new worth a checkpoint
+  if (const std::uint64_t every = runtime_.checkpoint_operations(); every > 0 && r.handled >= every) return true;
+  return runtime_.now() - r.last >= std::max(runtime_.checkpoint_interval(), kCostToInterval * r.cost);
 }
 
 void Thread::checkpoint() {
@@ -99,7 +102,7 @@ void Thread::checkpoint() {
     said_done(Stamp::kFinal);
     return;
   }
-  r.changed = false;
+  r.handled = 0;
   image->thread = uid_;
   image->epoch = ++r.taken;
   image->outbox = r.outbox;
@@ -212,12 +215,13 @@ void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uin
 
 // --- the runtime's side ---
 
-void Runtime::fault_tolerance(double interval) {
+void Runtime::fault_tolerance(double interval, std::uint64_t operations) {
   if (!(interval > 0)) throw std::invalid_argument("the checkpoint interval must be positive");
   if (!threads().empty()) throw std::logic_error("fault tolerance is turned on before the threads are created");
   if (!backend_.keeps_backups())
     throw std::invalid_argument("the " + std::string(backend_.name()) + " backend keeps no backups: no fault tolerance");
   checkpoint_interval_ = interval;
+  checkpoint_operations_ = operations;
 }
 
 void Runtime::cover(NodeId at, std::uint64_t receiver, std::uint64_t sender, std::uint32_t incarnation,

@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,9 +37,11 @@ struct CommandLine {
   bool in_process = false;  // --local: every node in this process (LocalBackend)
   std::string hostfile;     // --hostfile FILE: the hosts node processes are started on
   std::string trace;        // --trace FILE: node 0 writes the run's trace there
-  // --fault-tolerance [--checkpoint-every SECONDS]: threads checkpoint to other nodes, and a run
-  // survives the loss of a node other than 0 (docs/fault-tolerance.md); 0: off.
+  // --fault-tolerance [--checkpoint-every SECONDS] [--checkpoint-ops K]: threads checkpoint to other
+  // nodes, and a run survives the loss of a node other than 0 (docs/fault-tolerance.md); 0: off.
+  // Only K given: no interval in seconds (infinity).
   double checkpoint_every = 0;
+  std::uint64_t checkpoint_operations = 0;  // 0: none
   std::vector<std::string> rest;
   int argc = 0;
   char** argv = nullptr;
@@ -77,11 +80,10 @@ class [[nodiscard]] Phase {
 class Application {
  public:
   explicit Application(ApplicationOptions options = {});
-  // Reads --nodes N, --workers W, --hostfile FILE, --local, --trace FILE, --fault-tolerance and
-  // --checkpoint-every S; every other argument is left in args(). Throws std::invalid_argument with a
-  // one-line reason on a bad value. On a cluster, this constructor
-  // returns on node 0 only: in the other node processes it serves until node 0's application ends,
-  // then ends the process.
+  // Reads --nodes N, --workers W, --hostfile FILE, --local, --trace FILE, --fault-tolerance,
+  // --checkpoint-every S and --checkpoint-ops K; every other argument is left in args(). Throws std::invalid_argument
+  // with a one-line reason on a bad value. On a cluster, this constructor returns on node 0 only: in the other node
+  // processes it serves until node 0's application ends, then ends the process.
   Application(int argc, char** argv) : Application(parse(argc, argv), &detail::command_line_backend) {}
   // Runs on a given backend (the simulator and TCP backends, or a test's).
   explicit Application(std::unique_ptr<Backend> backend);
@@ -95,7 +97,8 @@ class Application {
            "  --trace FILE        write the run's trace there (docs/trace-format.md; open it with dps-viewer)\n"
            "  --fault-tolerance   threads checkpoint to other nodes, so the run survives the loss of a node\n"
            "                      (docs/fault-tolerance.md)\n"
-           "  --checkpoint-every S  seconds between a thread's checkpoints (default 1)\n";
+           "  --checkpoint-every S  seconds between a thread's checkpoints (default 1)\n"
+           "  --checkpoint-ops K  a thread's checkpoint after K operations too (alone: after K only)\n";
   }
   static CommandLine parse(int argc, char** argv);
   const std::vector<std::string>& args() const noexcept { return args_; }

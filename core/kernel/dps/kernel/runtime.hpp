@@ -107,10 +107,12 @@ class Runtime {
   void control(Thread& from, std::uint64_t to, Message kind, CallId call, FrameId frame, std::uint64_t peer = 0,
                std::int64_t count = 0, bool credit = false);
   // --- fault tolerance (recovery.cpp) ---
-  // Threads checkpoint to another node every `interval` seconds (throws if the backend keeps no
-  // backups); set before threads are created. Off (0) by default.
-  void fault_tolerance(double interval);
+  // Threads checkpoint to another node every `interval` seconds (infinity: never for time's sake),
+  // and after `operations` data objects handled when not 0 (throws if the backend keeps no backups);
+  // set before threads are created. Off (0) by default.
+  void fault_tolerance(double interval, std::uint64_t operations = 0);
   double checkpoint_interval() const noexcept { return checkpoint_interval_; }
+  std::uint64_t checkpoint_operations() const noexcept { return checkpoint_operations_; }
   bool fault_tolerant() const noexcept { return checkpoint_interval_ > 0; }
   // Node 0 (or the simulator): `node` failed. Its threads are rebuilt from their backups where those
   // are held, and sent again what their checkpoints do not cover; what cannot be rebuilt fails calls
@@ -163,6 +165,7 @@ class Runtime {
   std::unordered_map<CallId, std::unique_ptr<detail::CallBase>> calls_;
 
   double checkpoint_interval_ = 0;
+  std::uint64_t checkpoint_operations_ = 0;
   std::mutex recovery_mu_;          // the caller's records:
   detail::Outbox inputs_;           // calls' inputs, kept until their first thread's checkpoint covers them
   detail::Inbox results_;           // calls' results, each once

@@ -216,7 +216,7 @@ class Thread {
     // The last one, whose state's buffer the next writes again once no one else holds it (sent):
     // its pages are in, where a fresh buffer would fault each in.
     std::shared_ptr<detail::Checkpoint> previous;
-    bool changed = false;                     // it handled data since: another one is worth taking
+    std::uint64_t handled = 0;                // data objects it handled since (0: none worth another)
     std::uint64_t clock = 0;                  // Lamport's: data it sends is later than all it handled
     // Rebuilt, it handles again what it is sent again in its senders' clocks' order (a causal order,
     // as it first handled them): the data that comes waits until every sender said how many copies
