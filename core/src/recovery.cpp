@@ -92,9 +92,17 @@ bool Thread::checkpoint_due() const {
 void Thread::checkpoint() {
   Recovery& r = *recovery_;
   const double start = runtime_.now();
-  auto image = std::make_shared<detail::Checkpoint>();
-  if (state_ && r.previous.use_count() == 1) image->state = std::move(r.previous->state);
-  r.previous.reset();
+  std::shared_ptr<detail::Checkpoint> image(new detail::Checkpoint, [spare = r.spare](detail::Checkpoint* c) {
+    {
+      std::lock_guard lock(spare->mu);
+      spare->buffer = std::move(c->state);
+    }
+    delete c;
+  });
+  if (state_) {
+    std::lock_guard lock(r.spare->mu);
+    image->state = std::move(r.spare->buffer);
+  }
   try {
     if (state_) state_->save(image->state);
   } catch (...) {
@@ -113,7 +121,6 @@ void Thread::checkpoint() {
     image->frames.push_back({id, home.call, home.posted, home.owner, home.forwarders, home.window > 0});
   for (const auto& [epoch, dones] : r.dones) image->dones.insert(image->dones.end(), dones.begin(), dones.end());
   r.covering.emplace(image->epoch, image->inbox.handled);
-  r.previous = image;
   runtime_.backend().keep_backup(*this, std::move(image));
   // The interval runs from its end: a checkpoint that costs more than the interval still leaves the
   // interval's work between two.

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -151,6 +152,13 @@ struct Checkpoint {
   std::vector<FrameDone> dones;
 
   std::size_t bytes() const noexcept;  // what travels to the node that holds it
+};
+
+// The buffer of a thread's last checkpoint's state, handed back by whoever let the checkpoint go last
+// (the frame that sent it, on the network thread): the next state is written over pages already in.
+struct SpareBuffer {
+  std::mutex mu;
+  std::string buffer;
 };
 
 // What thread `from` (0: the caller) tells a rebuilt thread after sending it `copies` again (Message::Rejoin).

@@ -213,9 +213,9 @@ class Thread {
     std::uint32_t taken = 0, committed = 0;  // checkpoints, and the last one another node holds
     double last = -1;                         // when it took the last one (< 0: take one when it can)
     double cost = 0;                          // what the last one took, in seconds
-    // The last one, whose state's buffer the next writes again once no one else holds it (sent):
-    // its pages are in, where a fresh buffer would fault each in.
-    std::shared_ptr<detail::Checkpoint> previous;
+    // The last one's state buffer, once no one holds it (sent): its pages are in, where a fresh
+    // buffer would fault each in.
+    std::shared_ptr<detail::SpareBuffer> spare = std::make_shared<detail::SpareBuffer>();
     std::uint64_t handled = 0;                // data objects it handled since (0: none worth another)
     std::uint64_t clock = 0;                  // Lamport's: data it sends is later than all it handled
     // Rebuilt, it handles again what it is sent again in its senders' clocks' order (a causal order,
