@@ -60,13 +60,8 @@ bool Backups::store(std::uint64_t uid, Version version, std::string_view image) 
   Kept& latest = kept_[uid];
   if (latest.version > version) return false;
   latest.version = version;
-  if (latest.image.capacity() < image.size()) {
-    std::string fresh;
-    fresh.reserve(image.size());
-    detail::advise_huge_pages(fresh.data(), image.size());
-    latest.image.swap(fresh);
-  }
-  latest.image.assign(image);
+  detail::reserve_large(latest.image, image.size());
+  latest.image.append(image);
   return true;
 }
 

@@ -3,12 +3,12 @@
 // kernel for transparent huge pages, one fault per 2 MiB.
 //
 //   void* p = dps::detail::allocate_large(bytes);    // released with std::free
-//   std::string image;
-//   image.reserve(bytes);
-//   dps::detail::advise_huge_pages(image.data(), bytes);   // before the buffer is written
+//   dps::detail::reserve_large(image, bytes);         // image: a std::string, emptied, with room
+//   image.append(bytes_from_the_wire);
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace dps::detail {
 
@@ -19,5 +19,16 @@ void* allocate_large(std::size_t bytes);
 // Asks for huge pages in the whole huge pages of [data, data + bytes), a buffer not yet written (the
 // pages already faulted in stay small). Does nothing where the system has none to give.
 void advise_huge_pages(void* data, std::size_t bytes) noexcept;
+
+// Empties `s` and gives it room for `bytes`: its own buffer when large enough (its pages are in),
+// else a fresh one advised to use huge pages.
+inline void reserve_large(std::string& s, std::size_t bytes) {
+  s.clear();
+  if (s.capacity() >= bytes) return;
+  std::string fresh;
+  fresh.reserve(bytes);
+  advise_huge_pages(fresh.data(), bytes);
+  s.swap(fresh);
+}
 
 }  // namespace dps::detail

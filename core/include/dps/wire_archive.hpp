@@ -105,14 +105,7 @@ void encode_with(Write&& write, std::string& into) {
   head.reserve(256);  // the fields of most objects, in one allocation
   WireWriter out(head);
   write(out);
-  const std::size_t size = out.size();
-  into.clear();
-  if (into.capacity() < size) {
-    std::string fresh;
-    fresh.reserve(size);
-    detail::advise_huge_pages(fresh.data(), size);
-    into.swap(fresh);
-  }
+  detail::reserve_large(into, out.size());
   const std::byte* inline_bytes = head.data();
   for (const WireWriter::Segment& s : out.segments()) {
     const std::byte* from = s.external ? s.external : std::exchange(inline_bytes, inline_bytes + s.size);
@@ -204,8 +197,7 @@ class WireReader : public cereal::InputArchive<WireReader, cereal::AllowEmptyCla
   std::string get_string() {
     const std::string_view bytes = get_string_view();
     std::string s;
-    s.reserve(bytes.size());
-    detail::advise_huge_pages(s.data(), bytes.size());
+    detail::reserve_large(s, bytes.size());
     s.append(bytes);
     return s;
   }
