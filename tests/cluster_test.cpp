@@ -99,6 +99,32 @@ TEST(Cluster, ThreadsAddedRemovedAndMigratedBetweenProcessesDuringCalls) {
   EXPECT_EQ(seen, leaves);  // nothing lost, nothing run twice
 }
 
+TEST(Cluster, ASnapshotOfAThreadInAnotherProcessComesBackAndTheThreadStays) {
+  auto app = cluster(3);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Counter>("workers", 3);  // on nodes 0, 1 and 2
+  auto graph =
+      app->graph(op<Pieces<>>(master).window(16) >> op<AddRange<Counter>>(workers) >> op<SumPartials<>>(master));
+  std::vector<Future<Partial>> calls;
+  long leaves = 0;
+  for (long c = 1; c <= 20; ++c) {
+    calls.push_back(graph.call(Range{0, c * 500}));
+    leaves += leaves_of(c * 500);
+  }
+  const long during = workers.snapshot(2).get().seen;  // taken while the calls run
+  for (long c = 1; c <= 20; ++c) EXPECT_EQ(calls[c - 1].get().sum, triangle(c * 500)) << "call " << c;
+  long copied = 0;
+  for (std::size_t i = 0; i < 3; ++i) copied += workers.snapshot(i).get().seen;
+  EXPECT_EQ(copied, leaves);
+  EXPECT_EQ(workers.node(2), 2u);  // it stayed where it was
+  long seen = 0;
+  const long third = workers.remove(2).get().seen;
+  EXPECT_LE(during, third);
+  seen += third;
+  while (workers.size()) seen += workers.remove(0).get().seen;
+  EXPECT_EQ(seen, leaves);
+}
+
 struct Fragile : Leaf<Range, Partial, Stateless> {
   Partial execute(const Range& r) {
     if (r.first == 30) throw std::runtime_error("thirty");

@@ -154,6 +154,31 @@ TEST(Threads, MigrationCarriesTheStateToAnotherNode) {
   EXPECT_THROW(master.migrate(0, 9).get(), std::invalid_argument);
 }
 
+// A copy of a thread's state is taken between two of its operations: never in the middle of a leaf,
+// and the thread goes on where it was.
+TEST(Threads, ASnapshotCopiesTheStateBetweenOperationsAndTheThreadGoesOn) {
+  Application app(ApplicationOptions{.nodes = 3, .workers = 2});
+  auto master = app.threads<Stateless>("master", 1);
+  auto workers = app.threads<Counter>("workers", 2);
+  auto graph = app.graph(op<Spread>(master) >> op<Visit>(workers) >> op<SumPartials<>>(master));
+  hits.reset(new std::atomic<int>[kCalls * kPerCall]());
+  std::vector<Future<Partial>> calls;
+  for (long c = 0; c < 6; ++c) calls.push_back(graph.call(Item{c, 0}));
+  long last = 0;
+  for (int k = 0; k < 20; ++k) {  // while the calls run: a count that never goes back
+    const long seen = workers.snapshot(1).get().seen;
+    EXPECT_GE(seen, last);
+    last = seen;
+  }
+  for (auto& c : calls) EXPECT_EQ(c.get().count, kPerCall);
+  const long copied = workers.snapshot(0).get().seen + workers.snapshot(1).get().seen;
+  EXPECT_EQ(copied, 6 * kPerCall);
+  EXPECT_EQ(workers.size(), 2u);
+  graph.call(Item{6, 0}).get();  // the copies took nothing from the threads
+  EXPECT_EQ(workers.remove(0).get().seen + workers.remove(0).get().seen, 7 * kPerCall);
+  EXPECT_THROW(workers.snapshot(0).get(), std::out_of_range);
+}
+
 TEST(Threads, NodesAreAddedAndRemovedWithTheirThreads) {
   Application app(ApplicationOptions{.nodes = 2, .workers = 2});
   auto master = app.threads<Stateless>("master", 1);

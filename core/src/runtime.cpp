@@ -151,6 +151,14 @@ void Runtime::retire(Thread& thread, ClusterLink::HandBack hand_back) {
   enqueue(thread, e);
 }
 
+void Runtime::snapshot(Thread& thread, ClusterLink::ImageBack image_back) {
+  if (!hosts(thread)) return link_->snapshot(thread, std::move(image_back));
+  auto* e = new Envelope;
+  e->kind = Message::Snapshot;
+  e->payload = Payload::local(std::move(image_back));
+  enqueue(thread, e);
+}
+
 Future<void> Runtime::migrate(Thread& thread, NodeId node) {
   Promise<void> promise(&backend_);
   const std::vector<NodeId> live = backend_.nodes();

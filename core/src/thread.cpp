@@ -46,7 +46,8 @@ std::vector<Envelope*> Thread::wipe() {
   for (Envelope* e : {std::exchange(pending_, nullptr), mailbox_.take()}) {
     while (e) {
       Envelope* next = std::exchange(e->next, nullptr);
-      if (e->kind == Message::Retire || e->kind == Message::Migrate || e->kind == Message::Abort)
+      if (e->kind == Message::Retire || e->kind == Message::Migrate || e->kind == Message::Snapshot ||
+          e->kind == Message::Abort)
         requests.push_back(e);
       else
         delete e;
@@ -91,7 +92,7 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
         continue;
       }
     }
-    if (life_ != Life::Active || migration_) {
+    if (life_ != Life::Active || migration_ || !snapshots_.empty()) {
       settle();
       if (!runtime_.hosts(*this)) return forward();
     }
@@ -130,6 +131,7 @@ bool Thread::forward() {
         case Message::Migrate:
           runtime_.migrate(*this, static_cast<NodeId>(e->count), e->payload.take<ClusterLink::Done>()), delete e;
           break;
+        case Message::Snapshot: runtime_.snapshot(*this, e->payload.take<ClusterLink::ImageBack>()), delete e; break;
         default: runtime_.backend().send(runtime_.backend().local_node(), *this, e); break;
       }
       e = next;
@@ -179,6 +181,7 @@ void Thread::handle(Envelope* e) {
     case Message::Abort: on_abort(e->call); break;
     case Message::Retire: on_retire(e); break;
     case Message::Migrate: on_migrate(e); break;
+    case Message::Snapshot: on_snapshot(e); break;
     default: on_control(e->kind, e->frame, e->peer, e->count, e->credit); break;
   }
   delete e;
@@ -282,6 +285,14 @@ void Thread::on_migrate(Envelope* e) {
   migration_.emplace(Move{static_cast<NodeId>(e->count), e->payload.take<ClusterLink::Done>()});
 }
 
+void Thread::on_snapshot(Envelope* e) {
+  auto image_back = e->payload.take<ClusterLink::ImageBack>();
+  if (life_ == Life::Retired)
+    return image_back({},
+                      std::make_exception_ptr(std::logic_error(name() + " was removed before its state was taken")));
+  snapshots_.push_back(std::move(image_back));
+}
+
 bool Thread::quiescent() const noexcept {
   if (recovery_ && (recovery_->replaying || recovery_->rejoining)) return false;  // rebuilt, it waits for its copies
   return homes_.empty() && checkpointable();
@@ -300,6 +311,16 @@ void Thread::settle() {
   if (!quiescent()) {
     if (recovery_ && checkpointable()) hasten_done();  // only frames whose merges' owners owe Done
     return;
+  }
+  for (ClusterLink::ImageBack& image_back : std::exchange(snapshots_, {})) {
+    std::string image;
+    std::exception_ptr error;
+    try {
+      image = state_->save();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    image_back(std::move(image), std::move(error));
   }
   if (migration_) {
     Move move = std::move(*migration_);

@@ -147,6 +147,11 @@ void detail::remove_thread(ThreadsCore& c, std::size_t index, bool state_travels
   runtime.retire(t, std::move(hand_back));
 }
 
+void detail::snapshot_thread(ThreadsCore& c, std::size_t index, ImageBack image_back) {
+  EpochGuard guard;  // until its mailbox has the request
+  c.runtime().snapshot(c.at(index), std::move(image_back));
+}
+
 Future<void> detail::migrate_thread(ThreadsCore& c, std::size_t index, NodeId node) {
   EpochGuard guard;  // until its mailbox has the request: the thread cannot be gone before
   return c.runtime().migrate(c.at(index), node);

@@ -234,12 +234,26 @@ void Replication::retire(Thread& t, HandBack hand_back) {
   const std::uint64_t request = next_request_.fetch_add(1) + 1;
   {
     std::lock_guard lock(process_.mu);
-    retirements_[request] = {std::move(hand_back), &t.collection().state_type(), t.node()};
+    retirements_[request] = {
+        .hand_back = std::move(hand_back), .type = &t.collection().state_type(), .answers = t.node()};
   }
   try {
-    transport_.send_directive(t.node(), RetireRequest{t.uid(), request});
+    transport_.send_directive(t.node(), StateRequest{t.uid(), request, true});
   } catch (...) {
     if (Retirement r = take(retirements_, request); r.hand_back) r.hand_back(nullptr, std::current_exception());
+  }
+}
+
+void Replication::snapshot(Thread& t, ImageBack image_back) {
+  const std::uint64_t request = next_request_.fetch_add(1) + 1;
+  {
+    std::lock_guard lock(process_.mu);
+    retirements_[request] = {.image_back = std::move(image_back), .answers = t.node()};
+  }
+  try {
+    transport_.send_directive(t.node(), StateRequest{t.uid(), request, false});
+  } catch (...) {
+    if (Retirement r = take(retirements_, request); r.image_back) r.image_back({}, std::current_exception());
   }
 }
 
@@ -282,7 +296,8 @@ bool Replication::send_thread(Thread& t, NodeId to, std::string state, Done arri
 void Replication::fail_requests_to(NodeId node, const std::string& reason) {
   const auto gone = std::make_exception_ptr(NodeFailure(node, reason));
   for (Migration& m : take_answerable_by(migrations_, node)) m.done(gone);
-  for (Retirement& r : take_answerable_by(retirements_, node)) r.hand_back(nullptr, gone);
+  for (Retirement& r : take_answerable_by(retirements_, node))
+    r.image_back ? r.image_back({}, gone) : r.hand_back(nullptr, gone);
 }
 
 ClusterLink::Done Replication::answer_migration(std::uint64_t request, const std::string& error) {
@@ -338,13 +353,17 @@ std::vector<Request> Replication::take_answerable_by(std::unordered_map<std::uin
   return out;
 }
 
-void Replication::apply(RetireRequest& d, Incoming& in, Runtime& rt) {
+void Replication::apply(StateRequest& d, Incoming& in, Runtime& rt) {
   in.nothing_follows();
   const NodeId sender = in.sender;
   Thread* t = rt.thread(d.uid);
   if (!t && rt.gone(d.uid))
     return transport_.tell(sender, StateReturned{d.request, {}, "the thread was removed already"});
-  if (!t) throw WireError("retire of unknown thread");
+  if (!t) throw WireError("state request for an unknown thread");
+  if (!d.retire)
+    return rt.snapshot(*t, [this, sender, request = d.request](std::string image, std::exception_ptr error) {
+      transport_.tell(sender, StateReturned{request, std::move(image), error ? describe(error) : std::string()});
+    });
   rt.retire(*t, [this, sender, request = d.request](detail::StateBox* box, std::exception_ptr error) {
     StateReturned reply{request, {}, {}};
     try {
@@ -360,6 +379,8 @@ void Replication::apply(RetireRequest& d, Incoming& in, Runtime& rt) {
 void Replication::apply(StateReturned& d, Incoming& in, Runtime&) {
   in.nothing_follows();
   Retirement r = take(retirements_, d.request);
+  if (r.image_back)
+    return r.image_back(std::move(d.image), d.error.empty() ? nullptr : std::make_exception_ptr(Error(d.error)));
   if (!r.hand_back) return;  // its node's loss answered it already
   if (!d.error.empty()) return r.hand_back(nullptr, std::make_exception_ptr(Error(d.error)));
   if (!r.type->make_default) return r.hand_back(nullptr, nullptr);  // the requester cannot hold it (and knew so)

@@ -36,7 +36,7 @@ GraphCreated graph_image(const GraphCore& graph);  // throws GraphError if a rou
 
 class Replication final : public ClusterLink {
  public:
-  using Handles = DirectiveKinds<CollectionCreated, ThreadAdded, ThreadDropped, ThreadGone, GraphCreated, RetireRequest,
+  using Handles = DirectiveKinds<CollectionCreated, ThreadAdded, ThreadDropped, ThreadGone, GraphCreated, StateRequest,
                                  StateReturned, MigrateRequest, MigrateDone, ThreadImage, ThreadMoved, CallResult,
                                  CallFailure, CallAbort>;
 
@@ -69,6 +69,7 @@ class Replication final : public ClusterLink {
   void graph_created(const GraphCore& graph) override;
   void retire(Thread& thread, HandBack hand_back) override;
   void migrate(Thread& thread, NodeId to, Done done) override;
+  void snapshot(Thread& thread, ImageBack image_back) override;
   void call_completed(Envelope* result) override;
   void recover(NodeId failed, const std::vector<detail::Rebuilt>& plan) override { backups_.recover(failed, plan); }
   void replayed(std::uint64_t thread) override { backups_.replayed(thread); }
@@ -85,7 +86,7 @@ class Replication final : public ClusterLink {
   void apply(ThreadDropped& d, Incoming& in, Runtime& rt);
   void apply(ThreadGone& d, Incoming& in, Runtime& rt);
   void apply(GraphCreated& d, Incoming& in, Runtime& rt);
-  void apply(RetireRequest& d, Incoming& in, Runtime& rt);
+  void apply(StateRequest& d, Incoming& in, Runtime& rt);
   void apply(StateReturned& d, Incoming& in, Runtime& rt);
   void apply(MigrateRequest& d, Incoming& in, Runtime& rt);
   void apply(MigrateDone& d, Incoming& in, Runtime& rt);
@@ -95,9 +96,10 @@ class Replication final : public ClusterLink {
   void apply(CallFailure& d, Incoming& in, Runtime& rt);
   void apply(CallAbort& d, Incoming& in, Runtime& rt);
 
-  // Requests this process made to others (retire, migrate), by id.
-  struct Retirement {
-    HandBack hand_back;
+  // Requests this process made to others (retire, snapshot, migrate), by id.
+  struct Retirement {  // or a snapshot: image_back instead of hand_back
+    HandBack hand_back = {};
+    ImageBack image_back = {};
     const detail::StateType* type = nullptr;
     NodeId answers = 0;  // the thread's host (it failing fails the retirement)
   };

@@ -174,7 +174,8 @@ std::vector<Seed> DecoderTargets::seeds() const {
   directive("thread-gone", ThreadGone{99});
   directive("graph-created",
             GraphCreated{2, "g", {{"Cut", "cut", 1, 4, 1, 0, 0, "", ""}, {"Weigh", "w", 2, 0, 0, 2, 7, "R", "img"}}});
-  directive("retire-request", RetireRequest{99, 5});
+  directive("retire-request", StateRequest{99, 5, true});
+  directive("snapshot-request", StateRequest{99, 7, false});
   directive("state-returned", StateReturned{5, "state", {}});
   directive("state-lost", StateReturned{6, {}, "it could not travel"});
   directive("migrate-request", MigrateRequest{99, 6, 1});

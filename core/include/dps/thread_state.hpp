@@ -40,6 +40,8 @@ class StateBox {
 using StateFactory = std::function<std::unique_ptr<StateBox>(std::size_t index)>;
 // Receives a removed thread's final state, or (null state) the error that lost it.
 using HandBack = std::function<void(StateBox* state, std::exception_ptr error)>;
+// Receives a thread's state's image, taken between two of its operations, or (empty) the error that kept it.
+using ImageBack = std::function<void(std::string image, std::exception_ptr error)>;
 
 template <class State>
 constexpr bool serializable_state = cereal::traits::is_output_serializable<State, WireWriter>::value&&
@@ -61,10 +63,7 @@ class StateBoxOf final : public StateBox {
   }
   void load(const std::string& image) override {
     if constexpr (serializable_state<State>) {
-      WireReader in(std::as_bytes(std::span(image.data(), image.size())));
-      State fresh{};
-      in(fresh);
-      state_ = std::move(fresh);
+      state_ = decoded<State>(image);
     } else {
       (void)image;
       throw std::logic_error(std::string("thread state type ") + typeid(State).name() + " has no cereal serialize()");

@@ -5,6 +5,7 @@
 //   workers.add();                                            // a fifth thread, used by routes at once
 //   Worker w = workers.remove(0).get();                       // drained, then its state handed back
 //   workers.migrate(1, 2).get();                              // state serialized (cereal) to node 2
+//   Worker copy = workers.snapshot(1).get();                  // a copy, taken between two operations
 #pragma once
 
 #include "dps/future.hpp"
@@ -12,7 +13,10 @@
 #include "dps/thread_state.hpp"
 
 #include <cstddef>
+#include <exception>
+#include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace dps {
@@ -31,6 +35,8 @@ Backend* driver_of(const ThreadsCore& c) noexcept;  // what waits on the collect
 // (or the error that lost it, e.g. when it lives in another process and its state cannot travel).
 void remove_thread(ThreadsCore& c, std::size_t index, bool state_travels, HandBack hand_back);
 Future<void> migrate_thread(ThreadsCore& c, std::size_t index, NodeId node);
+// The image of the thread at `index`, taken at its next rest, to `image_back` (or the error that kept it).
+void snapshot_thread(ThreadsCore& c, std::size_t index, ImageBack image_back);
 }  // namespace detail
 
 template <class State>
@@ -59,6 +65,25 @@ class Threads {
                             else
                               promise.fail(std::move(error));
                           });
+    return promise.future();
+  }
+
+  // A copy of the state of the thread at `index`, taken between two of its operations (as a migration
+  // would), wherever it runs; the thread goes on.
+  Future<State> snapshot(std::size_t index) const {
+    static_assert(detail::serializable_state<State>,
+                  "dps: a copy of a thread's state needs a cereal serialize() on it");
+    static_assert(std::is_default_constructible_v<State>,
+                  "dps: a copy of a thread's state is loaded into a default State");
+    Promise<State> promise(detail::driver_of(*core_));
+    detail::snapshot_thread(*core_, index, [promise](std::string image, std::exception_ptr error) mutable {
+      if (error) return promise.fail(std::move(error));
+      try {
+        promise.set(decoded<State>(image));
+      } catch (...) {
+        promise.fail(std::current_exception());
+      }
+    });
     return promise.future();
   }
 

@@ -277,6 +277,15 @@ void CEREAL_LOAD_FUNCTION_NAME(WireReader& ar, cereal::SizeTag<T>& tag) {
   tag.size = static_cast<std::remove_reference_t<T>>(ar.count());
 }
 
+// The value `image` encodes (what encoded() wrote). Throws WireError on a malformed one.
+template <class T>
+T decoded(std::string_view image) {
+  WireReader in(std::as_bytes(std::span(image.data(), image.size())));
+  T value{};
+  in(value);
+  return value;
+}
+
 }  // namespace dps
 
 CEREAL_REGISTER_ARCHIVE(dps::WireWriter)

@@ -29,6 +29,7 @@ class ClusterLink {
   // A retired thread's final state, or (null state) the error that lost it.
   using HandBack = detail::HandBack;
   using Done = std::function<void(std::exception_ptr)>;
+  using ImageBack = detail::ImageBack;
 
   virtual ~ClusterLink() = default;
 
@@ -44,6 +45,8 @@ class ClusterLink {
   // Retire or migrate a thread this process does not host: its host does it and answers.
   virtual void retire(Thread& thread, HandBack hand_back) = 0;
   virtual void migrate(Thread& thread, NodeId to, Done done) = 0;
+  // The image of a thread this process does not host: its host takes it and answers.
+  virtual void snapshot(Thread& thread, ImageBack image_back) = 0;
 
   // A call's result, with its stamp, reached the caller in a process other than node 0, which owns
   // the call (and drops duplicates by the stamp).

@@ -98,6 +98,7 @@ enum class Message : std::uint8_t {
   Abort,     // runtime -> every thread: `call` failed; drop its work
   Retire,    // runtime -> thread: it left its collection; drain and hand back the state
   Migrate,   // runtime -> thread: move to node `count` with its state
+  Snapshot,  // runtime -> thread: its state's image to the payload's ImageBack at its next rest; it stays
   // Fault tolerance (recovery_log.hpp):
   Covered,        // receiver `peer` -> sender: its checkpoint covers incarnation `frame` up to link `count`
   Stored,         // backend -> thread: its checkpoint `count` is held by another node

@@ -72,6 +72,8 @@ class Runtime {
   void forget(std::uint64_t uid);
   Future<void> migrate(Thread& thread, NodeId node);
   void migrate(Thread& thread, NodeId node, ClusterLink::Done done);
+  // The image of `thread`'s state at its next rest (between two operations, as a migration); it stays.
+  void snapshot(Thread& thread, ClusterLink::ImageBack image_back);
   std::vector<Thread*> threads() const;  // every thread not yet gone, oldest first (hold an EpochGuard)
   std::vector<ThreadsCore*> collections() const;
   void lifecycle(Lifecycle kind, const Thread* thread, NodeId node, NodeId to = 0);

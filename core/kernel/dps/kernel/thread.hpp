@@ -123,6 +123,7 @@ class Thread {
   void fail(const Activity& a, const std::string& reason);
   void on_abort(CallId call);
   void on_retire(Envelope* e);
+  void on_snapshot(Envelope* e);
   void on_migrate(Envelope* e);
   void settle();  // finish a pending retirement or migration once nothing runs here; say when it is gone
   bool quiescent() const noexcept;
@@ -206,6 +207,7 @@ class Thread {
     ClusterLink::Done done;
   };
   std::optional<Move> migration_;
+  std::vector<ClusterLink::ImageBack> snapshots_;  // asked for, given at its next rest
 
   struct Recovery {
     detail::Outbox outbox;

@@ -121,11 +121,12 @@ struct GraphCreated {
 };
 
 // --- threads that move or leave ---
-struct RetireRequest {
+struct StateRequest {  // to a thread's host
   std::uint64_t uid = 0, request = 0;
-  DPS_FIELDS(uid, request)
+  bool retire = true;  // false: a snapshot, the thread stays
+  DPS_FIELDS(uid, request, retire)
 };
-struct StateReturned {  // the retired thread's final state, to the requester
+struct StateReturned {  // the retired thread's final state, or its snapshot, to the requester
   std::uint64_t request = 0;
   std::string image;
   std::string error;  // why the state could not travel (image empty)
@@ -273,7 +274,7 @@ struct TraceFlushed {  // to node 0, after the last batch
 #undef DPS_FIELDS
 
 using Directive = std::variant<Join, Members, Leaving, Departing, Sealed, Ready, ClockPing, ClockPong, ClockOffset,
-                               Shutdown, CollectionCreated, ThreadAdded, ThreadDropped, GraphCreated, RetireRequest,
+                               Shutdown, CollectionCreated, ThreadAdded, ThreadDropped, GraphCreated, StateRequest,
                                StateReturned, MigrateRequest, MigrateDone, ThreadImage, ThreadMoved, CallResult,
                                CallFailure, CallAbort, Tracing, TraceBatch, TraceFlush, TraceFlushed, Goodbye, PeerLost,
                                ThreadGone, BackupKept, BackupHeld, Rebuild, Rebuilt, Resend, Replayed>;
