@@ -2,6 +2,7 @@
 // grows and shrinks between iterations, redistributing the grid. stencil-sim predicts the same run.
 // The last line is JSON with n, iterations, threads, nodes, time_s (predicted_s when simulated),
 // mlups, checksum and resizes.
+// With --checkpoint-dir DIR the run is written there between calls; --restart DIR goes on from it.
 //
 //   stencil --nodes 2 --n 4096 --iterations 200                       # bench-stencil's run
 //   stencil --nodes 2 --decomposition blocks --resize 50:4,100:3       # grows to 4 threads, then 3
@@ -9,6 +10,7 @@
 // Run by dps-cluster (an application job), it asks the cluster's scheduler at every resize point.
 //   stencil-sim --model cluster.json --nodes 4 --pdexec --noalloc --partition speed
 //   stencil --hostfile hosts --cluster cluster.json --partition model --speeds slow=0.3
+//   stencil --nodes 4 --iterations 5000 --checkpoint-dir ckpt; stencil --nodes 3 --iterations 5000 --restart ckpt
 #include "cluster_file.hpp"
 #include "result_line.hpp"
 #include "stencil.hpp"
@@ -169,25 +171,27 @@ int main(int argc, char** argv) {
                                  .add("redistribution_s", z.redistribution_s, "%.6f")
                                  .add("moved_bytes", z.moved_bytes)
                                  .add("busiest_bytes", z.busiest_bytes));
-      figures = apps::ResultLine()
-                    .add("n", o.n)
-                    .add("iterations", r.iterations)
-                    .add("decomposition", stencil::name(o.decomposition))
-                    .add("partition", stencil::name(o.partition))
-                    .add("threads", r.threads)
-                    .add("nodes", r.nodes)
-                    .seconds(r.seconds)
-                    .add("mlups", r.mlups, "%.1f")
-                    .add("checksum", r.checksum, "%.10e")
-                    .add("residual", r.residual, "%.6e")
-                    .add("resizes", r.resizes.size())
-                    .add("verified", verified)
-                    .add("resize_log", resize_log)
-                    .add("iteration_seconds", r.iteration_seconds, "%.6f")
-                    .add("rows", r.rows)
-                    // what the sweep was charged at, for --sweep-cost (null: not measured)
-                    .add("sweep_ns", cost.per_point > 0 ? std::optional<double>(cost.per_point * 1e9) : std::nullopt, "%.4f")
-                    .json();
+      figures =
+          apps::ResultLine()
+              .add("n", o.n)
+              .add("iterations", r.iterations)
+              .add("decomposition", stencil::name(o.decomposition))
+              .add("partition", stencil::name(o.partition))
+              .add("threads", r.threads)
+              .add("nodes", r.nodes)
+              .seconds(r.seconds)
+              .add("mlups", r.mlups, "%.1f")
+              .add("checksum", r.checksum, "%.10e")
+              .add("residual", r.residual, "%.6e")
+              .add("resizes", r.resizes.size())
+              .add("verified", verified)
+              .add("restarted_from", r.restarted_from >= 0 ? std::optional<long>(r.restarted_from) : std::nullopt)
+              .add("resize_log", resize_log)
+              .add("iteration_seconds", r.iteration_seconds, "%.6f")
+              .add("rows", r.rows)
+              // what the sweep was charged at, for --sweep-cost (null: not measured)
+              .add("sweep_ns", cost.per_point > 0 ? std::optional<double>(cost.per_point * 1e9) : std::nullopt, "%.4f")
+              .json();
     }
     std::printf("%s\n", figures.c_str());
     return code;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace stencil {
@@ -71,9 +72,22 @@ namespace {
 
 constexpr long kLongestCall = 64;  // iterations per graph call at most (the graph is unrolled)
 
+// What main needs to go on from a disk checkpoint (--checkpoint-dir, --restart); the blocks' grids
+// are in their threads' states.
+struct Progress {
+  long done = 0;  // iterations
+  std::size_t threads = 0;
+  double residual = -1;
+  template <class A>
+  void serialize(A& a) {
+    a(done, threads, residual);
+  }
+};
+
 class Job {
  public:
-  Job(dps::Application& app, const Options& o)
+  // `threads` blocks after `done` iterations: the start, or a restart whose blocks hold their grids.
+  Job(dps::Application& app, const Options& o, std::size_t threads, long done)
       : app_(app),
         o_(o),
         interior_(static_cast<std::size_t>(o.n - 2)),
@@ -83,9 +97,9 @@ class Job {
         graphs_(app, blocks_, conductor_),
         redistribute_(app, blocks_) {
     conductor_.add_on(app.local_node());
-    place(static_cast<std::size_t>(o.threads));
+    place(threads);
     layout_ = layout_of(size());
-    graphs_.setup(layout_, interior_, 0);
+    graphs_.setup(layout_, interior_, done);
   }
 
   std::size_t size() const { return blocks_.size(); }
@@ -167,13 +181,26 @@ class Job {
 Result run(dps::Application& app, const Options& o) {
   if (o.partition == Partition::Model && !(o.per_point > 0))
     throw std::logic_error("stencil::run: the model partition needs Options::per_point (SweepCost::measure)");
-  Job job(app, o);
+  const std::optional<Progress> restarted = app.restarted<Progress>();
+  if (restarted && restarted->done > o.iterations)
+    throw std::invalid_argument("--restart: the checkpoint is after " + std::to_string(restarted->done) +
+                                " iterations, more than --iterations " + std::to_string(o.iterations));
+  long done = restarted ? restarted->done : 0;
+  Job job(app, o, restarted ? restarted->threads : static_cast<std::size_t>(o.threads), done);
   Result result;
+  if (restarted) {
+    result.restarted_from = done;
+    result.residual = restarted->residual;
+    if (job.size() != static_cast<std::size_t>(o.threads))
+      result.resizes.push_back(job.resize(static_cast<std::size_t>(o.threads), done));
+  }
   for (std::size_t k = 0; k < job.layout().rows().parts(); ++k) result.rows.push_back(job.layout().rows().count(k));
   const double start = app.now();
   double segment_start = start, redistribution = 0;
-  long done = 0, segment_first = 0;
+  long segment_first = done;
+  const long first = done;
   while (done < o.iterations) {
+    app.checkpoint(Progress{done, job.size(), result.residual});
     // The next stop: a resize point, a residual check, the end, or the longest call.
     long stop = std::min(o.iterations, done + kLongestCall);
     if (auto next = o.resizes.upper_bound(done); next != o.resizes.end()) stop = std::min(stop, next->first);
@@ -201,7 +228,7 @@ Result run(dps::Application& app, const Options& o) {
   if (done > segment_first) result.iteration_seconds.push_back((app.now() - segment_start) / static_cast<double>(done - segment_first));
   result.iterations = done;
   const double interior = static_cast<double>(o.n - 2);
-  result.mlups = interior * interior * static_cast<double>(done) / result.seconds / 1e6;
+  result.mlups = interior * interior * static_cast<double>(done - first) / result.seconds / 1e6;
   result.threads = job.size();
   result.nodes = app.nodes();
   if (app.allocates_payloads() && !app.models_compute()) {

@@ -62,6 +62,7 @@ struct Result {
   double seconds = 0;    // the iterations and resizes (simulated under stencil-sim)
   double mlups = 0;      // (n − 2)² × iterations / seconds / 10⁶
   long iterations = 0;   // done (fewer when the tolerance was reached)
+  long restarted_from = -1;            // --restart: the iterations its checkpoint had done; -1: none
   std::size_t threads = 0, nodes = 0;  // at the end
   double checksum = 0;   // the sum of the interior; 0 without data (NOALLOC)
   double residual = -1;  // the last measured; -1: none

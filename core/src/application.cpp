@@ -8,12 +8,14 @@
 #include "dps/kernel/runtime.hpp"
 #include "dps/local_backend.hpp"
 #include "dps/trace_file.hpp"
+#include "run_image.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -91,6 +93,9 @@ CommandLine Application::parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a number of seconds");
       c.checkpoint_every = positive_number(arg, argv[++i]);
       every_given = true;
+    } else if (arg == "--checkpoint-dir" || arg == "--restart") {
+      if (i + 1 >= argc || !*argv[i + 1]) throw std::invalid_argument(arg + " expects a directory");
+      (arg == "--checkpoint-dir" ? c.checkpoint_dir : c.restart) = argv[++i];
     } else if (arg == "--checkpoint-ops") {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " expects a number of operations");
       c.checkpoint_operations = positive_count(arg, argv[++i]);
@@ -98,7 +103,10 @@ CommandLine Application::parse(int argc, char** argv) {
       c.rest.push_back(arg);
     }
   }
-  if (every_given && !fault_tolerance) throw std::invalid_argument("--checkpoint-every needs --fault-tolerance");
+  if (every_given && !fault_tolerance && c.checkpoint_dir.empty())
+    throw std::invalid_argument("--checkpoint-every needs --fault-tolerance or --checkpoint-dir");
+  if (!c.checkpoint_dir.empty()) c.disk_checkpoint_every = every_given ? c.checkpoint_every : kDefaultCheckpointEvery;
+  if (!fault_tolerance) c.checkpoint_every = 0;
   if (c.checkpoint_operations && !fault_tolerance)
     throw std::invalid_argument("--checkpoint-ops needs --fault-tolerance");
   if (fault_tolerance && !every_given)
@@ -115,6 +123,8 @@ Application::Application(CommandLine command_line, BackendMaker make) {
     start(make(command_line));
   }
   args_ = std::move(command_line.rest);
+  program_ = command_line.argc > 0 ? std::string(command_line.argv[0]) : std::string();
+  program_ = program_.substr(program_.find_last_of('/') + 1);
   if (command_line.checkpoint_every > 0) {
     if (nodes() < 2)
       throw std::invalid_argument("--fault-tolerance needs at least two nodes: a thread's checkpoint is held by another node");
@@ -126,6 +136,10 @@ Application::Application(CommandLine command_line, BackendMaker make) {
     backend_.reset();
     std::exit(status);
   }
+  if (!command_line.restart.empty())
+    restart_ = std::make_unique<detail::RunImage>(detail::read_run_image(command_line.restart, program_));
+  checkpoint_dir_ = command_line.checkpoint_dir;
+  disk_checkpoint_every_ = command_line.disk_checkpoint_every;
   if (!command_line.trace.empty()) {
     trace_file_ = std::make_unique<TraceFile>(command_line.trace);
     std::string command = command_line.argv[0];
@@ -202,6 +216,72 @@ bool Application::allocates_payloads() const {
 }
 ResizePolicy* Application::resize_policy() const { return job_link_.get(); }
 void Application::trace_to(TraceSink* sink) { runtime_->trace_to(sink); }
+
+// --- disk checkpoints ---
+
+// Like a thread's checkpoints, at most 5 % of the run: the interval is at least 20 times the last one's cost.
+bool Application::checkpoint_due() const {
+  return !checkpoint_dir_.empty() &&
+         now() - last_disk_checkpoint_ >= std::max(disk_checkpoint_every_, 20 * disk_checkpoint_cost_);
+}
+
+void Application::write_checkpoint(std::string progress) {
+  if (const std::size_t running = runtime_->calls_in_progress())
+    throw std::logic_error("Application::checkpoint is taken between calls: " + std::to_string(running) +
+                           " call(s) still run");
+  const double start = now();
+  detail::RunImage image{program_, std::move(progress), start, {}};
+  std::mutex mu;
+  std::exception_ptr error;
+  std::size_t waiting = 0;
+  Promise<void> all(backend_.get());
+  std::vector<std::pair<ThreadsCore*, std::size_t>> threads;
+  for (ThreadsCore* c : runtime_->collections()) {
+    image.collections.push_back({c->name(), c->state_type().key, std::vector<std::string>(c->size())});
+    for (std::size_t i = 0; i < c->size(); ++i) threads.emplace_back(c, i);
+  }
+  waiting = threads.size();
+  if (!waiting) all.set();
+  std::size_t collection = 0;
+  for (std::size_t k = 0; k < threads.size(); ++k) {
+    if (k > 0 && threads[k].first != threads[k - 1].first) ++collection;
+    std::string& slot = image.collections[collection].images[threads[k].second];
+    detail::snapshot_thread(*threads[k].first, threads[k].second,
+                            [&mu, &error, &waiting, &slot, all](std::string taken, std::exception_ptr failure) mutable {
+                              std::lock_guard lock(mu);
+                              if (failure && !error) error = failure;
+                              slot = std::move(taken);
+                              if (--waiting == 0) all.set();
+                            });
+  }
+  all.future().get();
+  if (error) std::rethrow_exception(error);
+  detail::write_run_image(checkpoint_dir_, image);
+  last_disk_checkpoint_ = now();
+  disk_checkpoint_cost_ = last_disk_checkpoint_ - start;
+}
+
+const std::string* Application::restart_progress() const { return restart_ ? &restart_->progress : nullptr; }
+
+detail::StateFactory Application::restoring(const std::string& name, const detail::StateType& state,
+                                            detail::StateFactory make) {
+  const detail::CollectionImage* saved = restart_->collection(name);
+  if (!saved) return make;
+  if (saved->state_type != state.key)
+    throw std::invalid_argument("--restart: collection '" + name + "' held " +
+                                detail::demangle(saved->state_type.c_str()) + " in the checkpoint, not " +
+                                detail::demangle(state.key.c_str()));
+  // Each image once, for the thread first added at its index.
+  auto left = std::make_shared<std::vector<std::string>>(saved->images);
+  auto used = std::make_shared<std::vector<bool>>(left->size());
+  return [left, used, make = std::move(make), &state](std::size_t index) {
+    if (index >= left->size() || (*used)[index]) return make(index);
+    (*used)[index] = true;
+    auto box = state.make_default ? state.make_default() : make(index);
+    box->load(std::exchange((*left)[index], {}));
+    return box;
+  };
+}
 
 ThreadsCore& detail::make_collection(Runtime& runtime, std::string name, StateFactory factory, const StateType& state,
                                      bool default_state) {

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct CommandLine {
   // Only K given: no interval in seconds (infinity).
   double checkpoint_every = 0;
   std::uint64_t checkpoint_operations = 0;  // 0: none
+  // --checkpoint-dir DIR: Application::checkpoint writes the run there, at most every
+  // --checkpoint-every seconds (1 by default); --restart DIR: the run goes on from the one there.
+  std::string checkpoint_dir, restart;
+  double disk_checkpoint_every = 0;
   std::vector<std::string> rest;
   int argc = 0;
   char** argv = nullptr;
@@ -50,6 +55,7 @@ struct CommandLine {
 class TraceFile;
 
 namespace detail {
+struct RunImage;  // a disk checkpoint (core/src/run_image.hpp)
 // The backend of Application(argc, argv). Defined by the backend library the program links:
 // dps::dps (node processes over TCP) or dps::sim (the simulator), which takes its own options out of
 // command_line.rest; the help lists those options.
@@ -98,7 +104,9 @@ class Application {
            "  --fault-tolerance   threads checkpoint to other nodes, so the run survives the loss of a node\n"
            "                      (docs/fault-tolerance.md)\n"
            "  --checkpoint-every S  seconds between a thread's checkpoints (default 1)\n"
-           "  --checkpoint-ops K  a thread's checkpoint after K operations too (alone: after K only)\n";
+           "  --checkpoint-ops K  a thread's checkpoint after K operations too (alone: after K only)\n"
+           "  --checkpoint-dir DIR  between calls, the run's threads and progress are written there\n"
+           "  --restart DIR       go on from the checkpoint in DIR (written by --checkpoint-dir)\n";
   }
   static CommandLine parse(int argc, char** argv);
   const std::vector<std::string>& args() const noexcept { return args_; }
@@ -155,6 +163,23 @@ class Application {
     return Graph<In, Out>(*runtime_, chain, std::move(name));
   }
 
+  // --- disk checkpoints (docs/fault-tolerance.md) ---
+  // Between two calls (none running): with --checkpoint-dir, writes every thread's state and
+  // `progress` (what main needs to go on: e.g. the iterations done) there, when --checkpoint-every
+  // seconds passed since the last one; returns whether it wrote. Without the option it does nothing.
+  template <class Progress>
+  bool checkpoint(const Progress& progress) {
+    static_assert(detail::serializable_state<Progress>, "dps: a checkpoint's progress needs a cereal serialize()");
+    return checkpoint_due() && (write_checkpoint(encoded(progress)), true);
+  }
+  // With --restart DIR, the progress of the checkpoint there; each collection's threads are then
+  // made, index by index as they are added, with the states it holds. Without the option, nothing.
+  template <class Progress>
+  std::optional<Progress> restarted() const {
+    if (const std::string* progress = restart_progress()) return decoded<Progress>(*progress);
+    return std::nullopt;
+  }
+
   void trace_to(TraceSink* sink);
   // A user phase of the trace, from now until the returned guard ends (keep it in a variable).
   [[nodiscard]] Phase phase(std::string name) { return Phase(*runtime_, std::move(name)); }
@@ -167,15 +192,20 @@ class Application {
   Application(CommandLine command_line, BackendMaker make);
   void start(std::unique_ptr<Backend> backend);
   void trace_cores(NodeId node);
+  bool checkpoint_due() const;
+  void write_checkpoint(std::string progress);
+  const std::string* restart_progress() const;
+  // The factory of collection `name`: the restart's images first, index by index, then `make`.
+  detail::StateFactory restoring(const std::string& name, const detail::StateType& state, detail::StateFactory make);
   template <class State, class Make>
   Threads<State> make_threads(std::string name, std::size_t count, Make make, bool default_state) {
     (void)&detail::state_type_at_startup<State>;
-    ThreadsCore& core = detail::make_collection(
-        *runtime_, std::move(name),
-        [make](std::size_t index) {
-          return std::unique_ptr<detail::StateBox>(new detail::StateBoxOf<State>(make(index)));
-        },
-        detail::state_type<State>(), default_state);
+    detail::StateFactory factory = [make](std::size_t index) {
+      return std::unique_ptr<detail::StateBox>(new detail::StateBoxOf<State>(make(index)));
+    };
+    if (restart_) factory = restoring(name, detail::state_type<State>(), std::move(factory)), default_state = false;
+    ThreadsCore& core = detail::make_collection(*runtime_, std::move(name), std::move(factory),
+                                                detail::state_type<State>(), default_state);
     Threads<State> handle(core);
     handle.add(count);
     return handle;
@@ -186,6 +216,11 @@ class Application {
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<TraceFile> trace_file_;  // --trace
   std::unique_ptr<JobLink> job_link_;      // run as a job of a cluster's scheduler
+  std::string program_;                    // argv[0]'s name: what a disk checkpoint says wrote it
+  std::string checkpoint_dir_;             // --checkpoint-dir
+  double disk_checkpoint_every_ = 0;
+  double last_disk_checkpoint_ = 0, disk_checkpoint_cost_ = 0;  // when the last ended, what it took
+  std::unique_ptr<detail::RunImage> restart_;                   // --restart
   int unwinding_at_start_ = 0;             // std::uncaught_exceptions() then: the job ends, or fails
   bool owns_context_ = false;
 };

@@ -1,0 +1,57 @@
+#!/bin/sh
+# restart_after_killing_node_0.sh STENCIL: the stencil over node processes, written to a checkpoint
+# directory between calls, is SIGKILLed at node 0 mid-run (every other node process then ends);
+# --restart goes on from the checkpoint to the checksum of a run without failure, digit for digit,
+# on the same number of nodes and on one more. A checkpoint cut short, another program's, or none
+# is refused in one line with exit status 2.
+set -u
+stencil=$1
+run="--n 256 --iterations 3000"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "restart: $*" >&2; exit 1; }
+checksum() { sed -n 's/.*"checksum": \([^,]*\),.*/\1/p' "$1"; }
+
+"$stencil" --nodes 2 $run >"$dir/whole" || fail "the run without failure failed"
+expected=$(checksum "$dir/whole")
+
+"$stencil" --nodes 2 $run --checkpoint-dir "$dir/ckpt" --checkpoint-every 0.05 >"$dir/killed" 2>&1 &
+app=$!
+i=0
+while [ ! -s "$dir/ckpt/checkpoint.dps" ] || [ $i -lt 30 ]; do  # a checkpoint, then 0.3 s more
+  kill -0 $app 2>/dev/null || fail "the run ended before it was killed"
+  [ -s "$dir/ckpt/checkpoint.dps" ] && i=$((i + 1))
+  sleep 0.01
+done
+kill -KILL $app
+wait $app 2>/dev/null
+i=0
+while pgrep -f "^$stencil --nodes 2 $run --checkpoint-dir" >/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+pgrep -f "^$stencil --nodes 2 $run --checkpoint-dir" >/dev/null && fail "node processes outlived node 0 by 5 s"
+ls "$dir/ckpt" | grep -qv '^checkpoint.dps$' && fail "a temporary file was left beside the checkpoint"
+
+for nodes in 2 3; do
+  "$stencil" --nodes $nodes $run --restart "$dir/ckpt" >"$dir/restarted" || fail "--restart on $nodes nodes failed"
+  from=$(sed -n 's/.*"restarted_from": \([0-9]*\).*/\1/p' "$dir/restarted")
+  [ -n "$from" ] && [ "$from" -gt 0 ] || fail "not restarted from a checkpoint mid-run: '$from'"
+  got=$(checksum "$dir/restarted")
+  [ "$got" = "$expected" ] || fail "on $nodes nodes, from iteration $from: checksum $got, without failure $expected"
+  echo "restarted on $nodes nodes from iteration $from: checksum $got as without failure"
+done
+
+refused() {  # refused MESSAGE COMMAND...: one line, exit status 2
+  message=$1
+  shift
+  "$@" >"$dir/out" 2>"$dir/err"
+  status=$?
+  [ $status -eq 2 ] || fail "'$*' exited $status, not 2"
+  [ "$(wc -l <"$dir/err")" -eq 1 ] && grep -q "$message" "$dir/err" || fail "'$*' said: $(cat "$dir/err")"
+}
+refused "no checkpoint there" "$stencil" --nodes 2 $run --restart "$dir/none"
+cp -r "$dir/ckpt" "$dir/cut"
+truncate -s -1 "$dir/cut/checkpoint.dps"
+refused "is damaged" "$stencil" --nodes 2 $run --restart "$dir/cut"
+ln -s "$stencil" "$dir/other"
+refused "the checkpoint there is stencil's, not other's" "$dir/other" --nodes 2 $run --restart "$dir/ckpt"
+refused "expects a directory" "$stencil" --nodes 2 $run --restart
+echo "restart: refused a missing, a damaged and another program's checkpoint"
