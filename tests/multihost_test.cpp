@@ -5,13 +5,16 @@
 #include "measuring.hpp"
 #include "netns_cluster.hpp"
 #include "processes.hpp"
+#include "support.hpp"
 
 #include <dps/dps.hpp>
 #include <dps/net/launcher.hpp>
+#include <dps/net/tcp_backend.hpp>
 
 #include <cereal/types/vector.hpp>
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,15 +161,20 @@ void run_inside(const std::string& hostfile) {
 // Runs `inside` as node 0 in host 0 of a fresh cluster, its other nodes in the other hosts. The test
 // binary runs there again: as node 0 (it has the hostfile), or as one of the nodes node 0 starts
 // (they serve and exit).
-void on_cluster(void (*inside)(const std::string& hostfile)) {
+// `slots`: node processes per host (one each by default; node n on slot n mod their sum).
+void on_cluster(void (*inside)(const std::string& hostfile), std::vector<int> slots = {}) {
   if (const char* hostfile = std::getenv("DPS_MULTIHOST_HOSTFILE")) return inside(hostfile);
   if (std::getenv("DPS_NODE")) return inside("");
   if (::geteuid() != 0) GTEST_SKIP() << "needs root for network namespaces, tc and cgroups (CI runs it as root)";
-  NetnsCluster cluster(kHosts, static_cast<int>(kMbit), kCpuPercent, kPrefix);
+  if (slots.empty()) slots.assign(kHosts, 1);
+  NetnsCluster cluster(static_cast<int>(slots.size()), static_cast<int>(kMbit), kCpuPercent, kPrefix);
   ASSERT_TRUE(cluster.up) << cluster.up_output;
   Scratch files;
+  std::string hosts;
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    hosts += "10.77.0." + std::to_string(i + 1) + " " + std::to_string(slots[i]) + "\n";
   const std::string command =
-      cluster.in_host(0, "DPS_MULTIHOST_HOSTFILE=" + cluster.hostfile(files)) + this_test_command();
+      cluster.in_host(0, "DPS_MULTIHOST_HOSTFILE=" + files.write("hosts", hosts).string()) + this_test_command();
   std::string out;
   const int status = shell(command, out);
   EXPECT_EQ(status, 0) << out;
@@ -236,6 +244,50 @@ void cut_inside(const std::string& hostfile) {
 }
 
 TEST(MultiHost, TwoNodesCutFromEachOtherFailTheCallOnNodeZeroWithinFiveSeconds) { on_cluster(cut_inside); }
+
+// A piece takes 5 ms, and its thread counts it.
+struct CountedPiece : Leaf<Range, Partial, Counter> {
+  Partial execute(const Range& r) {
+    ++thread().seen;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    long s = 0;
+    for (long i = r.first; i < r.last; ++i) s += i;
+    return {s, 1};
+  }
+};
+
+// Node 0, inside host 0; nodes 1 and 2 share host 1, nodes 3 and 4 host 2. A thread's checkpoints go
+// to a node on another host: killed, node 1's worker is rebuilt on host 2, not beside it on node 2.
+void buddy_inside(const std::string& hostfile) {
+  MemoryTrace trace;  // outlives the application
+  auto app = in_processes({"--hostfile", hostfile, "--fault-tolerance", "--checkpoint-every", "0.05"});
+  app->trace_to(&trace);
+  ASSERT_EQ(app->nodes(), 5u);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Counter>("workers", 0);
+  for (NodeId n = 1; n < 5; ++n) workers.add_on(n);
+  auto graph = app->graph(op<Pieces<>>(master).window(16) >> op<CountedPiece>(workers) >> op<SumPartials<>>(master));
+  auto call = graph.call(Range{0, 4000});
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  auto& tcp = dynamic_cast<net::TcpBackend&>(app->runtime().backend());
+  ASSERT_EQ(::kill(static_cast<pid_t>(tcp.process_id(1)), SIGKILL), 0);
+  const Partial result = within(std::move(call), "the call after node 1 was killed", std::chrono::seconds(60));
+  EXPECT_EQ(result.sum, triangle(4000));
+  EXPECT_EQ(result.count, 400);
+  long seen = 0;
+  while (workers.size()) seen += workers.remove(0).get().seen;
+  EXPECT_EQ(seen, 400) << "every piece counted once";
+  app->trace_to(nullptr);
+  std::vector<NodeId> rebuilt_on;
+  for (const auto& c : trace.changes())
+    if (c.kind == Lifecycle::ThreadRestored) rebuilt_on.push_back(c.to);
+  ASSERT_EQ(rebuilt_on.size(), 1u);
+  EXPECT_TRUE(rebuilt_on[0] == 3 || rebuilt_on[0] == 4 || rebuilt_on[0] == 0)
+      << "rebuilt on node " << rebuilt_on[0] << ", on the failed node's host";
+  std::printf("node 1's worker rebuilt on node %u\n", rebuilt_on[0]);
+}
+
+TEST(MultiHost, AThreadsBackupIsOnAnotherHostSoItIsRebuiltThere) { on_cluster(buddy_inside, {1, 2, 2}); }
 
 }  // namespace
 }  // namespace dps::test

@@ -27,6 +27,20 @@ Backups::Backups(NodeProcess& process, Transport& transport, Membership& members
 
 // --- checkpoints ---
 
+// The next live node after `me` on another host, so that a host lost whole loses no thread with its
+// backup; the next live node when every one shares the host; `me` when it is alone.
+NodeId Backups::buddy_of(NodeId me) const {
+  std::vector<NodeId> ring = membership_.nodes();
+  const auto after = std::upper_bound(ring.begin(), ring.end(), me);
+  std::rotate(ring.begin(), after, ring.end());
+  std::erase(ring, me);
+  if (ring.empty()) return me;
+  const std::string host = membership_.host_of(me);
+  for (NodeId n : ring)
+    if (membership_.host_of(n) != host) return n;
+  return ring.front();
+}
+
 void Backups::keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) {
   const NodeId me = process_.me;
   Runtime& rt = *process_.kernel;
@@ -35,11 +49,8 @@ void Backups::keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> che
     if (store(thread.uid(), version, checkpoint_image(*checkpoint))) recorded(rt, thread.uid(), version, me);
     return;
   }
-  const std::vector<NodeId> nodes = membership_.nodes();
-  auto next = std::upper_bound(nodes.begin(), nodes.end(), me);
-  if (next == nodes.end()) next = nodes.begin();
-  if (next == nodes.end() || *next == me) return;  // no other node left to hold it
-  const NodeId buddy = *next;
+  const NodeId buddy = buddy_of(me);
+  if (buddy == me) return;  // no other node left to hold it
   {
     std::lock_guard lock(mu_);
     sent_to_[thread.uid()] = buddy;

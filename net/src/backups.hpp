@@ -1,5 +1,5 @@
 // Backups: fault tolerance across node processes (docs/fault-tolerance.md). A thread's checkpoints
-// go to the next live node, its buddy, which holds the latest and tells node 0; node 0 records who
+// go to the next live node on another host, its buddy, which holds the latest and tells node 0; node 0 records who
 // holds what, then answers the thread with Stored. Node 0 holds a thread's first checkpoint itself
 // until another node holds one, so a node may fail as soon as its threads are added. When a node
 // fails, node 0 decides where each of its threads is rebuilt (Runtime::node_failed); every process
@@ -57,6 +57,7 @@ class Backups {
   }
 
  private:
+  NodeId buddy_of(NodeId me) const;
   void apply(BackupKept& d, Incoming& in, Runtime& rt);
   void apply(BackupHeld& d, Incoming& in, Runtime& rt);
   void apply(Rebuild& d, Incoming& in, Runtime& rt);

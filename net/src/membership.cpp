@@ -340,6 +340,16 @@ std::vector<NodeId> Membership::nodes() const {
   return {live_.begin(), live_.end()};
 }
 
+std::string Membership::host_of(NodeId node) const {
+  if (node == process_.me) return transport_.endpoint().host;
+  std::lock_guard lock(process_.mu);
+  if (auto j = joined_.find(node); j != joined_.end()) return j->second.self.host;  // node 0
+  if (members_)
+    for (const Endpoint& e : members_->nodes)
+      if (e.node == node) return e.host;
+  return {};
+}
+
 std::vector<NodeId> Membership::others(NodeId skip) const {
   std::lock_guard lock(process_.mu);
   std::vector<NodeId> out;

@@ -61,6 +61,9 @@ class Membership {
   void form();
 
   std::vector<NodeId> nodes() const;                           // live nodes, ascending
+  // The host `node` runs on, as the address it listens at (node processes of one host share it);
+  // empty when unknown.
+  std::string host_of(NodeId node) const;
   std::vector<NodeId> others(NodeId skip = UINT32_MAX) const;  // live nodes but this one (and `skip`)
   void broadcast(const Directive& d);                          // to every other live node
   void tell_all(const Directive& d) noexcept;  // the same; a node that cannot be told is leaving or lost
