@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <map>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -66,6 +67,7 @@ struct Outcome {
   long seen = 0;  // pieces the workers' states counted
   double predicted = 0;
   std::size_t restored = 0;
+  std::size_t replayed = 0;  // restored threads whose recovery ended, after their restoration
   std::size_t checkpoints = 0;
 };
 
@@ -87,7 +89,12 @@ Outcome farm(std::vector<SimOptions::Failure> failures, double checkpoint_every,
   run.predicted = app.now();
   if constexpr (std::is_same_v<State, Counter>)
     while (workers.size()) run.seen += workers.remove(0).get().seen;
-  for (const auto& c : trace.changes()) run.restored += c.kind == Lifecycle::ThreadRestored;
+  std::map<std::uint64_t, double> restored_at;
+  for (const auto& c : trace.changes()) {
+    if (c.kind == Lifecycle::ThreadRestored) ++run.restored, restored_at[c.thread] = c.time;
+    if (c.kind == Lifecycle::ThreadReplayed && restored_at.contains(c.thread) && c.time >= restored_at[c.thread])
+      ++run.replayed;
+  }
   for (const auto& step : trace.steps()) run.checkpoints += step.operation == "checkpoint";
   return run;
 }
@@ -102,6 +109,7 @@ TEST(FaultTolerance, StatelessLeavesOfAKilledNodeAreRebuiltAndTheCallCompletes) 
     EXPECT_EQ(run.result.sum, triangle(2000)) << "node 2 killed at " << at << " s";
     EXPECT_EQ(run.result.count, 200) << "every piece once";
     EXPECT_EQ(run.restored, 2u) << "node 2's two workers";
+    EXPECT_EQ(run.replayed, 2u) << "the call returns once both ran again what they had lost (traced)";
     EXPECT_GT(run.predicted, clean.predicted) << "the lost work is done again, by fewer nodes";
   }
 }

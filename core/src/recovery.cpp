@@ -384,8 +384,12 @@ void Runtime::resend(const std::vector<detail::Rebuilt>& plan) {
 
 void Runtime::replayed(std::uint64_t rebuilt) {
   if (!coordinates()) return link_->replayed(rebuilt);  // node 0 tracks the replays
-  std::lock_guard lock(recovery_mu_);
-  replaying_.erase(rebuilt);
+  {
+    std::lock_guard lock(recovery_mu_);
+    replaying_.erase(rebuilt);
+  }
+  detail::EpochGuard guard;
+  if (const Thread* t = thread(rebuilt)) lifecycle(Lifecycle::ThreadReplayed, t, t->node());
 }
 
 bool Runtime::rejoined(std::uint64_t rebuilt, std::uint64_t survivor) {

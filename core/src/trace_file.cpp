@@ -3,7 +3,7 @@
 
 namespace dps {
 
-static_assert(static_cast<int>(Lifecycle::ThreadRestored) == static_cast<int>(trace::Change::ThreadRestored),
+static_assert(static_cast<int>(Lifecycle::ThreadReplayed) == static_cast<int>(trace::Change::ThreadReplayed),
               "the file's lifecycle changes are the kernel's");
 
 TraceFile::TraceFile(const std::string& path) : out_(path) {}

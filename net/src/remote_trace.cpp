@@ -70,7 +70,7 @@ void RemoteTraces::handle(TraceBatch& d, Incoming& in) {
   for (const TraceStep& e : d.steps) sink->step({e.node, e.thread, e.collection, e.operation, e.call, e.start, e.end});
   for (const TraceTransfer& e : d.transfers) sink->transfer({e.from, e.to, e.bytes, e.start, e.end});
   for (const TraceChange& e : d.changes) {
-    if (e.kind > static_cast<std::uint8_t>(Lifecycle::ThreadRestored)) throw WireError("unknown lifecycle event");
+    if (e.kind > static_cast<std::uint8_t>(Lifecycle::ThreadReplayed)) throw WireError("unknown lifecycle event");
     sink->lifecycle({static_cast<Lifecycle>(e.kind), e.thread, e.collection, e.node, e.to, e.time});
   }
   for (const TracePhase& e : d.phases) sink->phase({e.name, e.begin, e.time});

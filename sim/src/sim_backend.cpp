@@ -691,6 +691,7 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
       case Lifecycle::NodeAdded:
       case Lifecycle::NodeRemoved:
       case Lifecycle::NodeFailed: break;  // add_node, remove_node and fail_node saw them
+      case Lifecycle::ThreadReplayed: break;
     }
     if (user) user->lifecycle(e);
   }

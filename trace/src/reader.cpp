@@ -65,7 +65,8 @@ class BlockReader {
       case kLifecycle: {
         Lifecycle c;
         const std::uint8_t k = byte();
-        if (k > static_cast<std::uint8_t>(Change::ThreadRestored)) fail("unknown lifecycle change " + std::to_string(k));
+        if (k > static_cast<std::uint8_t>(Change::ThreadReplayed))
+          fail("unknown lifecycle change " + std::to_string(k));
         c.kind = static_cast<Change>(k);
         c.thread = varint();
         c.collection = name(varint());

@@ -12,6 +12,7 @@ const char* describe(Change c) {
     case Change::NodeRemoved: return "node removed";
     case Change::NodeFailed: return "node failed";
     case Change::ThreadRestored: return "thread restored";
+    case Change::ThreadReplayed: return "thread replayed";
   }
   return "unknown change";
 }

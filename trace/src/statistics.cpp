@@ -32,6 +32,7 @@ Allocation allocation(const Trace& t, double start) {
       case Change::NodeAdded:
       case Change::NodeRemoved:
       case Change::NodeFailed: held.node(c->node); break;
+      case Change::ThreadReplayed: break;
     }
   }
   held.always(0, start);

@@ -139,16 +139,18 @@ void Gantt::draw(QPainter& p, const QRectF& area, double from, double to) const 
     draw_row(p, row, r, from, to);
   }
 
-  // Thread changes: a mark on the thread's row (green added, red removed, orange migrated away).
+  // Thread changes: a mark on the thread's row (green added, red removed, orange migrated away or
+  // restored after a failure, blue replayed: its recovery ended).
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::size_t> index;
   for (std::size_t i = 0; i < rows_.size(); ++i) index[{rows_[i].node, rows_[i].thread}] = i;
   for (const trace::Lifecycle& c : trace_.changes) {
     const auto it = index.find({c.node, c.thread});
     if (c.thread == 0 || it == index.end() || c.time < from || c.time > to) continue;
     const QRectF r = row_rect(area, it->second);
-    const QColor mark = c.kind == trace::Change::ThreadAdded     ? QColor(30, 150, 60)
-                        : c.kind == trace::Change::ThreadRemoved ? QColor(200, 40, 40)
-                                                                 : QColor(230, 130, 20);
+    const QColor mark = c.kind == trace::Change::ThreadAdded      ? QColor(30, 150, 60)
+                        : c.kind == trace::Change::ThreadRemoved  ? QColor(200, 40, 40)
+                        : c.kind == trace::Change::ThreadReplayed ? QColor(40, 90, 200)
+                                                                  : QColor(230, 130, 20);
     const double h = std::max(3.0, r.height() * 0.8), cx = x(c.time);
     const QPointF triangle[] = {{cx, r.center().y() - h / 2}, {cx + h / 2, r.center().y() + h / 2}, {cx - h / 2, r.center().y() + h / 2}};
     p.setPen(Qt::NoPen);

@@ -45,6 +45,7 @@ enum class Lifecycle : std::uint8_t {
   NodeRemoved,
   NodeFailed,      // the node was lost
   ThreadRestored,  // rebuilt from its checkpoint: `node` is the failed node, `to` where it runs now
+  ThreadReplayed,  // rebuilt, it handled again all it was sent again (on `node`): its recovery ended
 };
 
 struct LifecycleEvent {

@@ -42,8 +42,9 @@ enum class Change : std::uint8_t {
   NodeRemoved,
   NodeFailed,
   ThreadRestored,  // rebuilt from its checkpoint after its node (`node`) failed, now on `to`
+  ThreadReplayed,  // rebuilt, it handled again all it was sent again (on `node`): its recovery ended
 };
-constexpr bool of_thread(Change c) noexcept { return c <= Change::ThreadMigrated || c == Change::ThreadRestored; }
+constexpr bool of_thread(Change c) noexcept { return c <= Change::ThreadMigrated || c >= Change::ThreadRestored; }
 constexpr bool moves(Change c) noexcept { return c == Change::ThreadMigrated || c == Change::ThreadRestored; }
 const char* describe(Change c);  // "thread added", ...
 
