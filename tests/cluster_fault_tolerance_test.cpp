@@ -28,17 +28,6 @@ bool zombie(long pid) {  // ended, not yet reaped
   return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
 }
 
-// A piece takes 2 ms, and its thread counts it.
-struct SlowCount : Leaf<Range, Partial, Counter> {
-  Partial execute(const Range& r) {
-    ++thread().seen;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    long s = 0;
-    for (long i = r.first; i < r.last; ++i) s += i;
-    return {s, 1};
-  }
-};
-
 struct Outcome {
   Partial result;
   long seen = 0;
@@ -55,7 +44,8 @@ Outcome farm(NodeId victim, std::chrono::milliseconds after, int signal = SIGKIL
   auto master = app->threads<Stateless>("master", 1);
   auto workers = app->threads<Counter>("workers", 0);
   for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
-  auto graph = app->graph(op<Pieces<>>(master).window(24) >> op<SlowCount>(workers) >> op<SumPartials<>>(master));
+  auto graph =
+      app->graph(op<Pieces<>>(master).window(24) >> op<AddRange<Counter, 2>>(workers) >> op<SumPartials<>>(master));
   auto call = graph.call(Range{0, 4000});
   long pid = 0;
   if (victim) {
@@ -108,7 +98,8 @@ TEST(ClusterFaultTolerance, TwoNodesKilledWithEachOthersBackupsFailTheCallClearl
   auto master = app->threads<Stateless>("master", 1);
   auto workers = app->threads<Counter>("workers", 0);
   for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
-  auto graph = app->graph(op<Pieces<>>(master).window(24) >> op<SlowCount>(workers) >> op<SumPartials<>>(master));
+  auto graph =
+      app->graph(op<Pieces<>>(master).window(24) >> op<AddRange<Counter, 2>>(workers) >> op<SumPartials<>>(master));
   auto call = graph.call(Range{0, 4000});
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const auto killed = std::chrono::steady_clock::now();

@@ -245,17 +245,6 @@ void cut_inside(const std::string& hostfile) {
 
 TEST(MultiHost, TwoNodesCutFromEachOtherFailTheCallOnNodeZeroWithinFiveSeconds) { on_cluster(cut_inside); }
 
-// A piece takes 5 ms, and its thread counts it.
-struct CountedPiece : Leaf<Range, Partial, Counter> {
-  Partial execute(const Range& r) {
-    ++thread().seen;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    long s = 0;
-    for (long i = r.first; i < r.last; ++i) s += i;
-    return {s, 1};
-  }
-};
-
 // Node 0, inside host 0; nodes 1 and 2 share host 1, nodes 3 and 4 host 2. A thread's checkpoints go
 // to a node on another host: killed, node 1's worker is rebuilt on host 2, not beside it on node 2.
 void buddy_inside(const std::string& hostfile) {
@@ -266,7 +255,8 @@ void buddy_inside(const std::string& hostfile) {
   auto master = app->threads<Stateless>("master", 1);
   auto workers = app->threads<Counter>("workers", 0);
   for (NodeId n = 1; n < 5; ++n) workers.add_on(n);
-  auto graph = app->graph(op<Pieces<>>(master).window(16) >> op<CountedPiece>(workers) >> op<SumPartials<>>(master));
+  auto graph =
+      app->graph(op<Pieces<>>(master).window(16) >> op<AddRange<Counter, 5>>(workers) >> op<SumPartials<>>(master));
   auto call = graph.call(Range{0, 4000});
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   auto& tcp = dynamic_cast<net::TcpBackend&>(app->runtime().backend());

@@ -17,12 +17,20 @@ expected=$(checksum "$dir/whole")
 
 "$stencil" --nodes 2 $run --checkpoint-dir "$dir/ckpt" --checkpoint-every 0.05 >"$dir/killed" 2>&1 &
 app=$!
-i=0
-while [ ! -s "$dir/ckpt/checkpoint.dps" ] || [ $i -lt 30 ]; do  # a checkpoint, then 0.3 s more
+# Killed once a second checkpoint replaced the first (taken at iteration 0): the restart then goes
+# on from the middle of the run.
+inode() { stat -c %i "$dir/ckpt/checkpoint.dps" 2>/dev/null; }
+first="" i=0
+while :; do
   kill -0 $app 2>/dev/null || fail "the run ended before it was killed"
-  [ -s "$dir/ckpt/checkpoint.dps" ] && i=$((i + 1))
+  [ $i -lt 6000 ] || { kill -KILL $app; fail "no second checkpoint in 60 s"; }
+  now=$(inode)
+  [ -z "$first" ] && first=$now
+  [ -n "$now" ] && [ "$now" != "$first" ] && break
   sleep 0.01
+  i=$((i + 1))
 done
+sleep 0.1
 kill -KILL $app
 wait $app 2>/dev/null
 i=0

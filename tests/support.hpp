@@ -50,11 +50,13 @@ struct Pieces : Split<Range, Range, State> {
   }
 };
 
-// Sums a range into one Partial; counts itself in its thread's state when that is a Counter.
-template <class State = Stateless>
+// Sums a range into one Partial, after sleeping `SleepMs` (a piece a node can be killed during);
+// counts itself in its thread's state when that is a Counter.
+template <class State = Stateless, int SleepMs = 0>
 struct AddRange : Leaf<Range, Partial, State> {
   Partial execute(const Range& r) {
     if constexpr (std::is_same_v<State, Counter>) ++this->thread().seen;
+    if constexpr (SleepMs > 0) std::this_thread::sleep_for(std::chrono::milliseconds(SleepMs));
     long s = 0;
     for (long i = r.first; i < r.last; ++i) s += i;
     return {s, 1};

@@ -231,29 +231,25 @@ void Replication::apply(GraphCreated& d, Incoming& in, Runtime& rt) {
 // Threads that retire or move
 
 void Replication::retire(Thread& t, HandBack hand_back) {
-  const std::uint64_t request = next_request_.fetch_add(1) + 1;
-  {
-    std::lock_guard lock(process_.mu);
-    retirements_[request] = {
-        .hand_back = std::move(hand_back), .type = &t.collection().state_type(), .answers = t.node()};
-  }
-  try {
-    transport_.send_directive(t.node(), StateRequest{t.uid(), request, true});
-  } catch (...) {
-    if (Retirement r = take(retirements_, request); r.hand_back) r.hand_back(nullptr, std::current_exception());
-  }
+  ask_for_state(t, {.hand_back = std::move(hand_back), .type = &t.collection().state_type(), .answers = t.node()},
+                true);
 }
 
 void Replication::snapshot(Thread& t, ImageBack image_back) {
+  ask_for_state(t, {.image_back = std::move(image_back), .answers = t.node()}, false);
+}
+
+// Its host answers with StateReturned; a host that cannot be asked fails the request at once.
+void Replication::ask_for_state(Thread& t, Retirement r, bool retire) {
   const std::uint64_t request = next_request_.fetch_add(1) + 1;
   {
     std::lock_guard lock(process_.mu);
-    retirements_[request] = {.image_back = std::move(image_back), .answers = t.node()};
+    retirements_[request] = std::move(r);
   }
   try {
-    transport_.send_directive(t.node(), StateRequest{t.uid(), request, false});
+    transport_.send_directive(t.node(), StateRequest{t.uid(), request, retire});
   } catch (...) {
-    if (Retirement r = take(retirements_, request); r.image_back) r.image_back({}, std::current_exception());
+    take(retirements_, request).fail(std::current_exception());
   }
 }
 
@@ -296,8 +292,7 @@ bool Replication::send_thread(Thread& t, NodeId to, std::string state, Done arri
 void Replication::fail_requests_to(NodeId node, const std::string& reason) {
   const auto gone = std::make_exception_ptr(NodeFailure(node, reason));
   for (Migration& m : take_answerable_by(migrations_, node)) m.done(gone);
-  for (Retirement& r : take_answerable_by(retirements_, node))
-    r.image_back ? r.image_back({}, gone) : r.hand_back(nullptr, gone);
+  for (Retirement& r : take_answerable_by(retirements_, node)) r.fail(gone);
 }
 
 ClusterLink::Done Replication::answer_migration(std::uint64_t request, const std::string& error) {

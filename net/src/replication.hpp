@@ -102,6 +102,12 @@ class Replication final : public ClusterLink {
     ImageBack image_back = {};
     const detail::StateType* type = nullptr;
     NodeId answers = 0;  // the thread's host (it failing fails the retirement)
+    void fail(std::exception_ptr error) {  // no-op on a request answered already (default)
+      if (image_back)
+        image_back({}, std::move(error));
+      else if (hand_back)
+        hand_back(nullptr, std::move(error));
+    }
   };
   struct Migration {
     Done done;
@@ -113,6 +119,7 @@ class Replication final : public ClusterLink {
   // MigrateDone: the Done to call now, or empty (answered already, or kept until let_go()).
   Done answer_migration(std::uint64_t request, const std::string& error);
   void let_go(std::uint64_t request);  // the host let the thread go: an early answer completes
+  void ask_for_state(Thread& t, Retirement r, bool retire);  // retire (true) or snapshot
   // The request `request` taken out of `requests`, or a default one when it was answered already.
   template <class Request>
   Request take(std::unordered_map<std::uint64_t, Request>& requests, std::uint64_t request);
