@@ -1,8 +1,11 @@
 // Applications: options from the command line, and several applications in one process.
+#include "scratch.hpp"
 #include "support.hpp"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,44 @@ TEST(Application, BadOptionsGiveOneLineReasons) {
       EXPECT_EQ(std::string(e.what()), reason);
     }
   }
+}
+
+std::unique_ptr<Application> with(std::vector<std::string> words) {
+  words.insert(words.begin(), "prog");
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  return std::make_unique<Application>(static_cast<int>(argv.size()), argv.data());
+}
+
+// A run written between calls goes on, in another application, with every thread's state and the
+// driver's progress; a program that makes its threads before asking is refused.
+TEST(Application, ADiskCheckpointRestoresEveryThreadAndTheProgress) {
+  const Scratch scratch;
+  const std::string dir = (scratch.dir / "ckpt").string();
+  std::vector<long> seen;
+  {
+    auto app = with({"--local", "--nodes", "2", "--checkpoint-dir", dir, "--checkpoint-every", "1e-9"});
+    EXPECT_FALSE(app->restarted<long>());
+    auto master = app->threads<Stateless>("master", 1);
+    auto workers = app->threads<Counter>("workers", 3);
+    auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<Counter>>(workers) >> op<SumPartials<>>(master));
+    EXPECT_EQ(graph.call(Range{0, 1000}).get().sum, triangle(1000));
+    for (std::size_t i = 0; i < 3; ++i) seen.push_back(workers.snapshot(i).get().seen);
+    EXPECT_TRUE(app->checkpoint(long{41}));
+    EXPECT_TRUE(std::filesystem::exists(dir + "/checkpoint.dps"));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/checkpoint.dps.tmp"));
+    graph.call(Range{0, 1000}).get();  // after the checkpoint: not in it
+  }
+  {
+    auto app = with({"--local", "--nodes", "3", "--restart", dir});
+    ASSERT_EQ(app->restarted<long>(), std::optional<long>(41));
+    auto workers = app->threads<Counter>("workers", 4);  // a fourth beyond the checkpoint's: made anew
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(workers.snapshot(i).get().seen, seen[i]) << "thread " << i;
+    EXPECT_EQ(workers.snapshot(3).get().seen, 0);
+    EXPECT_THROW(app->threads<Partial>("master", 1), std::invalid_argument);  // it held another type
+  }
+  auto app = with({"--local", "--nodes", "2", "--restart", dir});
+  EXPECT_THROW(app->threads<Counter>("workers", 3), std::invalid_argument);  // made before restarted()
 }
 
 TEST(Application, SeveralApplicationsInOneProcess) {

@@ -171,7 +171,13 @@ void Application::start(std::unique_ptr<Backend> backend) {
 
 Application::~Application() {
   // Its scheduler hears of the job's end; not when an error tears the application down.
-  if (job_link_ && std::uncaught_exceptions() == unwinding_at_start_) job_link_->ended();
+  const bool normal_end = std::uncaught_exceptions() == unwinding_at_start_;
+  if (job_link_ && normal_end) job_link_->ended();
+  if (!checkpoint_dir_.empty() && !checkpoint_marked_ && normal_end)
+    std::fprintf(stderr,
+                 "dps: --checkpoint-dir %s: %s marks no point between calls to checkpoint at "
+                 "(Application::checkpoint): nothing was written\n",
+                 checkpoint_dir_.c_str(), program_.c_str());
   if (trace_file_) {
     try {
       trace_to(nullptr);  // every node's events reach the file first
@@ -261,10 +267,16 @@ void Application::write_checkpoint(std::string progress) {
   disk_checkpoint_cost_ = last_disk_checkpoint_ - start;
 }
 
-const std::string* Application::restart_progress() const { return restart_ ? &restart_->progress : nullptr; }
+const std::string* Application::restart_progress() const {
+  restart_asked_ = true;
+  return restart_ ? &restart_->progress : nullptr;
+}
 
 detail::StateFactory Application::restoring(const std::string& name, const detail::StateType& state,
                                             detail::StateFactory make) {
+  if (!restart_asked_)
+    throw std::invalid_argument("--restart: " + program_ + " cannot go on from a checkpoint (it made collection '" +
+                                name + "' before asking Application::restarted)");
   const detail::CollectionImage* saved = restart_->collection(name);
   if (!saved) return make;
   if (saved->state_type != state.key)

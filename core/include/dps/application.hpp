@@ -170,10 +170,13 @@ class Application {
   template <class Progress>
   bool checkpoint(const Progress& progress) {
     static_assert(detail::serializable_state<Progress>, "dps: a checkpoint's progress needs a cereal serialize()");
+    checkpoint_marked_ = true;
     return checkpoint_due() && (write_checkpoint(encoded(progress)), true);
   }
-  // With --restart DIR, the progress of the checkpoint there; each collection's threads are then
-  // made, index by index as they are added, with the states it holds. Without the option, nothing.
+  // With --restart DIR, the progress of the checkpoint there; each collection made after this call
+  // has its threads made, index by index as they are added, with the states it holds (a collection
+  // made before it, under --restart, is refused: the program does not know where it goes on from).
+  // Without the option, nothing.
   template <class Progress>
   std::optional<Progress> restarted() const {
     if (const std::string* progress = restart_progress()) return decoded<Progress>(*progress);
@@ -221,6 +224,8 @@ class Application {
   double disk_checkpoint_every_ = 0;
   double last_disk_checkpoint_ = 0, disk_checkpoint_cost_ = 0;  // when the last ended, what it took
   std::unique_ptr<detail::RunImage> restart_;                   // --restart
+  mutable bool restart_asked_ = false;                          // restarted() was called
+  bool checkpoint_marked_ = false;                              // checkpoint() was called
   int unwinding_at_start_ = 0;             // std::uncaught_exceptions() then: the job ends, or fails
   bool owns_context_ = false;
 };
