@@ -240,25 +240,25 @@ void Application::write_checkpoint(std::string progress) {
   std::mutex mu;
   std::exception_ptr error;
   std::size_t waiting = 0;
-  Promise<void> all(backend_.get());
-  std::vector<std::pair<ThreadsCore*, std::size_t>> threads;
-  for (ThreadsCore* c : runtime_->collections()) {
+  const std::vector<ThreadsCore*> collections = runtime_->collections();
+  for (ThreadsCore* c : collections) {
     image.collections.push_back({c->name(), c->state_type().key, std::vector<std::string>(c->size())});
-    for (std::size_t i = 0; i < c->size(); ++i) threads.emplace_back(c, i);
+    waiting += c->size();
   }
-  waiting = threads.size();
+  Promise<void> all(backend_.get());
   if (!waiting) all.set();
-  std::size_t collection = 0;
-  for (std::size_t k = 0; k < threads.size(); ++k) {
-    if (k > 0 && threads[k].first != threads[k - 1].first) ++collection;
-    std::string& slot = image.collections[collection].images[threads[k].second];
-    detail::snapshot_thread(*threads[k].first, threads[k].second,
-                            [&mu, &error, &waiting, &slot, all](std::string taken, std::exception_ptr failure) mutable {
-                              std::lock_guard lock(mu);
-                              if (failure && !error) error = failure;
-                              slot = std::move(taken);
-                              if (--waiting == 0) all.set();
-                            });
+  auto slot = image.collections.begin();
+  for (ThreadsCore* c : collections) {
+    for (std::size_t i = 0; i < c->size(); ++i)
+      detail::snapshot_thread(*c, i,
+                              [&mu, &error, &waiting, &taken_to = slot->images[i], all](
+                                  std::string taken, std::exception_ptr failure) mutable {
+                                std::lock_guard lock(mu);
+                                if (failure && !error) error = failure;
+                                taken_to = std::move(taken);
+                                if (--waiting == 0) all.set();
+                              });
+    ++slot;
   }
   all.future().get();
   if (error) std::rethrow_exception(error);
@@ -277,14 +277,14 @@ detail::StateFactory Application::restoring(const std::string& name, const detai
   if (!restart_asked_)
     throw std::invalid_argument("--restart: " + program_ + " cannot go on from a checkpoint (it made collection '" +
                                 name + "' before asking Application::restarted)");
-  const detail::CollectionImage* saved = restart_->collection(name);
+  std::optional<detail::CollectionImage> saved = restart_->take(name);
   if (!saved) return make;
   if (saved->state_type != state.key)
     throw std::invalid_argument("--restart: collection '" + name + "' held " +
                                 detail::demangle(saved->state_type.c_str()) + " in the checkpoint, not " +
                                 detail::demangle(state.key.c_str()));
   // Each image once, for the thread first added at its index.
-  auto left = std::make_shared<std::vector<std::string>>(saved->images);
+  auto left = std::make_shared<std::vector<std::string>>(std::move(saved->images));
   auto used = std::make_shared<std::vector<bool>>(left->size());
   return [left, used, make = std::move(make), &state](std::size_t index) {
     if (index >= left->size() || (*used)[index]) return make(index);

@@ -1,5 +1,6 @@
 #include "run_image.hpp"
 
+#include "dps/large_memory.hpp"
 #include "dps/wire_archive.hpp"
 
 #include <cereal/types/string.hpp>
@@ -9,10 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 namespace dps::detail {
@@ -55,10 +55,12 @@ void write_all(int fd, std::string_view bytes, const std::string& path) {
 
 }  // namespace
 
-const CollectionImage* RunImage::collection(std::string_view name) const {
-  for (const CollectionImage& c : collections)
-    if (c.name == name) return &c;
-  return nullptr;
+std::optional<CollectionImage> RunImage::take(std::string_view name) {
+  const auto found = std::find_if(collections.begin(), collections.end(), [&](auto& c) { return c.name == name; });
+  if (found == collections.end()) return std::nullopt;
+  CollectionImage taken = std::move(*found);
+  collections.erase(found);
+  return taken;
 }
 
 void write_run_image(const std::string& dir, const RunImage& image) {
@@ -90,9 +92,23 @@ void write_run_image(const std::string& dir, const RunImage& image) {
 RunImage read_run_image(const std::string& dir, std::string_view application) {
   const std::string path = dir + kFile;
   const auto refused = [&](const std::string& why) { return std::invalid_argument("--restart " + dir + ": " + why); };
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw refused("no checkpoint there (" + path + ")");
-  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw refused("no checkpoint there (" + path + ")");
+  struct stat info {};
+  std::string file;
+  if (::fstat(fd, &info) == 0) {
+    reserve_large(file, static_cast<std::size_t>(info.st_size));  // one read, pages faulted in by the kernel
+    file.resize(static_cast<std::size_t>(info.st_size));
+  }
+  std::size_t got = 0;
+  while (got < file.size()) {
+    const ssize_t n = ::read(fd, file.data() + got, file.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (got != file.size()) throw refused("cannot read " + path + ": " + std::strerror(errno));
   const std::size_t head = kMagic.size() + 8;
   if (file.size() < head + 8 || std::string_view(file).substr(0, kMagic.size()) != kMagic)
     throw refused(path + " is not a DPS checkpoint");

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,7 +33,8 @@ struct RunImage {
   void serialize(A& a) {
     a(application, progress, time, collections);
   }
-  const CollectionImage* collection(std::string_view name) const;
+  // The first collection of that name, moved out: namesakes are restored in the order they were made.
+  std::optional<CollectionImage> take(std::string_view name);
 };
 
 // DIR/checkpoint.dps; DIR is created if missing. Throws std::runtime_error naming the file.

@@ -306,6 +306,15 @@ bool Thread::checkpointable() const noexcept {  // a home with a producer has an
 
 // Operation instances cannot move (their coroutine frames live here), so a thread migrates or
 // retires between them; messages keep being processed meanwhile.
+std::string Thread::saved_image(std::exception_ptr& error) const {
+  try {
+    return state_->save();
+  } catch (...) {
+    error = std::current_exception();
+    return {};
+  }
+}
+
 void Thread::settle() {
   if (recovery_ && life_ != Life::Active) said_done(Stamp::kFinal);  // leaving, it never checkpoints again
   if (!quiescent()) {
@@ -313,13 +322,8 @@ void Thread::settle() {
     return;
   }
   for (ClusterLink::ImageBack& image_back : std::exchange(snapshots_, {})) {
-    std::string image;
     std::exception_ptr error;
-    try {
-      image = state_->save();
-    } catch (...) {
-      error = std::current_exception();
-    }
+    std::string image = saved_image(error);
     image_back(std::move(image), std::move(error));
   }
   if (migration_) {
@@ -327,13 +331,9 @@ void Thread::settle() {
     migration_.reset();
     const NodeId from = node();
     if (move.to != from) {
-      std::string image;
-      try {
-        image = state_->save();
-      } catch (...) {
-        move.done(std::current_exception());
-        return;
-      }
+      std::exception_ptr error;
+      std::string image = saved_image(error);
+      if (error) return move.done(std::move(error));
       // The backend calls done once the thread arrived, or with why it did not leave.
       if (!runtime_.backend().migrate(*this, move.to, std::move(image), std::move(move.done))) return;
       runtime_.lifecycle(Lifecycle::ThreadMigrated, this, from, move.to);

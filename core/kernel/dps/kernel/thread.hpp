@@ -126,6 +126,7 @@ class Thread {
   void on_snapshot(Envelope* e);
   void on_migrate(Envelope* e);
   void settle();  // finish a pending retirement or migration once nothing runs here; say when it is gone
+  std::string saved_image(std::exception_ptr& error) const;  // the state's image, or why it could not be saved
   bool quiescent() const noexcept;
   bool checkpointable() const noexcept;  // as quiescent, but frames it homes may await their owner's Done
   // activity.cpp: operation instances
