@@ -118,5 +118,45 @@ TEST(ClusterFaultTolerance, TwoNodesKilledWithEachOthersBackupsFailTheCallClearl
   EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(5));
 }
 
+// Workers made with Backups::None under --fault-tolerance: never checkpointed, the call completes
+// with every piece once; the same with node 2 killed fails the call within 5 s, saying why.
+TEST(ClusterFaultTolerance, ACollectionWithoutBackupsIsNeverCheckpointedAndItsLossFailsTheCall) {
+  for (const bool kill : {false, true}) {
+    MemoryTrace trace;
+    auto app = in_processes({"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
+    app->trace_to(&trace);
+    auto master = app->threads<Stateless>("master", 1);
+    auto workers = app->threads<Counter>("workers", 0, Backups::None);
+    for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
+    auto graph =
+        app->graph(op<Pieces<>>(master).window(24) >> op<AddRange<Counter, 2>>(workers) >> op<SumPartials<>>(master));
+    auto call = graph.call(Range{0, 4000});
+    if (!kill) {
+      const Partial result = within(std::move(call), "the call without failure");
+      EXPECT_EQ(result.sum, triangle(4000));
+      long seen = 0;
+      while (workers.size()) seen += workers.remove(0).get().seen;
+      EXPECT_EQ(seen, 400);
+      app->trace_to(nullptr);  // collects the other nodes' events
+      for (const auto& step : trace.steps()) EXPECT_NE(step.operation, "checkpoint") << "on node " << step.node;
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto killed = std::chrono::steady_clock::now();
+    EXPECT_EQ(::kill(static_cast<pid_t>(tcp(*app).process_id(2)), SIGKILL), 0);
+    try {
+      within(std::move(call), "the call after node 2 was killed");
+      ADD_FAILURE() << "the call completed without node 2's workers";
+    } catch (const NodeFailure& e) {
+      EXPECT_EQ(e.node, 2u);
+      EXPECT_NE(std::string(e.what()).find("keeps no backup (its collection was made with Backups::None)"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(5));
+    app->trace_to(nullptr);
+  }
+}
+
 }  // namespace
 }  // namespace dps::test

@@ -74,14 +74,14 @@ struct Outcome {
 // 200 pieces over two workers on each of nodes 1-3; node 0 splits and merges.
 template <class State = Stateless>
 Outcome farm(std::vector<SimOptions::Failure> failures, double checkpoint_every, std::size_t nodes = 4,
-             long last = 2000, std::uint64_t checkpoint_operations = 0) {
+             long last = 2000, std::uint64_t checkpoint_operations = 0, Backups backups = Backups::Kept) {
   MemoryTrace trace;  // outlives the application, which may still trace while it ends
   auto backend = std::make_unique<SimBackend>(cluster(nodes), SimOptions{.pdexec = true, .nodes = nodes, .failures = failures});
   Application app(std::move(backend));
   if (checkpoint_every > 0) app.runtime().fault_tolerance(checkpoint_every, checkpoint_operations);
   app.trace_to(&trace);
   auto master = app.threads<Stateless>("master", 1);
-  auto workers = app.threads<State>("workers", 0);
+  auto workers = app.threads<State>("workers", 0, backups);
   for (NodeId n = 1; n < nodes; ++n) workers.add_on(n), workers.add_on(n);
   auto graph = app.graph(op<Pieces<>>(master) >> op<SlowAdd<State>>(workers) >> op<SumPartials<>>(master));
   Outcome run;
@@ -220,6 +220,29 @@ TEST(FaultTolerance, ANodeLostWithTheBackupsOfItsThreadsFailsTheCall) {
   } catch (const NodeFailure& e) {
     EXPECT_EQ(e.node, 1u);
     EXPECT_NE(std::string(e.what()).find("no backup"), std::string::npos) << e.what();
+  }
+}
+
+// A collection made with Backups::None under --fault-tolerance: its threads are never checkpointed,
+// the run costs what it costs without the option (but the objects' stamps), and losing
+// one fails the call, saying why.
+TEST(FaultTolerance, ACollectionWithoutBackupsIsNeverCheckpointedAndItsLossFailsTheCall) {
+  const Outcome plain = farm<Heavy>({}, 0), kept = farm<Heavy>({}, 0.03);
+  const Outcome none = farm<Heavy>({}, 0.03, 4, 2000, 0, Backups::None);
+  EXPECT_EQ(none.result.sum, triangle(2000));
+  EXPECT_EQ(none.result.count, 200);
+  EXPECT_GT(kept.checkpoints, 0u);
+  EXPECT_EQ(none.checkpoints, 0u);
+  EXPECT_GT(kept.predicted, plain.predicted) << "the checkpoints of 1 MB states cost time";
+  EXPECT_NEAR(none.predicted, plain.predicted, 1e-6 * plain.predicted) << "without backups, only the stamps are paid";
+  try {
+    farm<Counter>({{2, 0.1}}, 0.03, 4, 2000, 0, Backups::None);
+    FAIL() << "the call completed without the work of node 2";
+  } catch (const NodeFailure& e) {
+    EXPECT_EQ(e.node, 2u);
+    EXPECT_NE(std::string(e.what()).find("workers[2] keeps no backup (its collection was made with Backups::None)"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -296,8 +296,8 @@ detail::StateFactory Application::restoring(const std::string& name, const detai
 }
 
 ThreadsCore& detail::make_collection(Runtime& runtime, std::string name, StateFactory factory, const StateType& state,
-                                     bool default_state) {
-  return runtime.make_collection(std::move(name), std::move(factory), state, default_state);
+                                     bool default_state, Backups backups) {
+  return runtime.make_collection(std::move(name), std::move(factory), state, default_state, backups);
 }
 
 NodeId Application::add_node() { return add_nodes(1).front(); }

@@ -126,7 +126,7 @@ void Thread::finish_slot(FrameId frame, detail::FrameSlot& slot) {
   slots_.erase(frame);
   // Under fault tolerance the home keeps the frame until a checkpoint taken after the merge is held:
   // rebuilt from an earlier one, this thread runs the merge again and registers again.
-  if (recovery_ && node() != 0 && !recovery_->unsaveable) return recovery_->dones[recovery_->taken + 1].push_back(done);
+  if (recovery_ && rebuildable()) return recovery_->dones[recovery_->taken + 1].push_back(done);
   runtime_.control(*this, done.home, Message::Done, done.call, done.frame);
 }
 

@@ -17,12 +17,18 @@ namespace dps {
 
 // --- the thread's side ---
 
-void Thread::keep_records() { recovery_ = std::make_unique<Recovery>(); }
+void Thread::keep_records() {
+  recovery_ = std::make_unique<Recovery>();
+  if (!collection_.backups()) recovery_->no_backup = " keeps no backup (its collection was made with Backups::None)";
+}
+
+// One that is not sends only final objects, and what it handled is covered at once: it never runs again.
+bool Thread::rebuildable() const noexcept { return node() != 0 && !recovery_->no_backup; }
 
 void Thread::send_data(Thread& to, Envelope* e) {
   if (recovery_) {
     Recovery& r = *recovery_;
-    r.outbox.send(*e, uid_, to.uid(), node() == 0 ? Stamp::kFinal : r.taken, r.committed, ++r.clock);
+    r.outbox.send(*e, uid_, to.uid(), rebuildable() ? r.taken : Stamp::kFinal, r.committed, ++r.clock);
   }
   runtime_.send(node(), to, e);
 }
@@ -30,7 +36,7 @@ void Thread::send_data(Thread& to, Envelope* e) {
 void Thread::send_result(Envelope* e) {
   if (recovery_) {
     Recovery& r = *recovery_;
-    r.outbox.send(*e, uid_, 0, node() == 0 ? Stamp::kFinal : r.taken, r.committed, ++r.clock);
+    r.outbox.send(*e, uid_, 0, rebuildable() ? r.taken : Stamp::kFinal, r.committed, ++r.clock);
   }
   runtime_.finish_call(node(), e);
 }
@@ -44,7 +50,7 @@ bool Thread::admit(Envelope* e) {
     next->next = pending_;
     pending_ = next;
   }
-  if (stamp.link && node() == 0) recovery_->uncovered.emplace_back(stamp.from, stamp.incarnation());
+  if (stamp.link && !rebuildable()) recovery_->uncovered.emplace_back(stamp.from, stamp.incarnation());
   if (verdict == detail::Inbox::Verdict::Handle) {
     recovery_->clock = std::max(recovery_->clock, stamp.time);
     ++recovery_->handled;
@@ -62,7 +68,7 @@ bool Thread::admit(Envelope* e) {
 
 void Thread::cover_now() {
   Recovery& r = *recovery_;
-  if (node() == 0) said_done(Stamp::kFinal);  // never rebuilt: its merges are never run again
+  if (!rebuildable()) said_done(Stamp::kFinal);  // its merges are never run again
   std::sort(r.uncovered.begin(), r.uncovered.end());
   r.uncovered.erase(std::unique(r.uncovered.begin(), r.uncovered.end()), r.uncovered.end());
   const auto& handled = r.inbox.record().handled;
@@ -82,7 +88,7 @@ void Thread::cover_now() {
 bool Thread::checkpoint_due() const {
   constexpr double kCostToInterval = 20;
   const Recovery& r = *recovery_;
-  if (r.unsaveable || node() == 0 || life_ != Life::Active || migration_ || !checkpointable()) return false;
+  if (!rebuildable() || life_ != Life::Active || migration_ || !checkpointable()) return false;
   if (r.last < 0) return true;
   if (r.handled == 0) return false;  // nothing new worth a checkpoint
   if (const std::uint64_t every = runtime_.checkpoint_operations(); every > 0 && r.handled >= every) return true;
@@ -106,7 +112,7 @@ void Thread::checkpoint() {
   try {
     if (state_) state_->save(image->state);
   } catch (...) {
-    r.unsaveable = true;  // never rebuilt: its loss fails the calls (Runtime::node_failed)
+    r.no_backup = " cannot be checkpointed (its state type has no cereal serialize())";
     said_done(Stamp::kFinal);
     return;
   }
@@ -297,9 +303,8 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
   for (Thread* t : threads()) {
     if (t->node() != node || gone(t->uid())) continue;
     const Backend::Backup backup = backend_.backup(t->uid());
-    if (t->recovery_->unsaveable || backup.epoch == 0) {
-      const std::string why = t->recovery_->unsaveable ? " cannot be checkpointed (its state type has no cereal serialize())"
-                                                       : " had no backup on another node";
+    if (t->recovery_->no_backup || backup.epoch == 0) {
+      const std::string why = t->recovery_->no_backup ? t->recovery_->no_backup : " had no backup on another node";
       return fail_calls(std::make_exception_ptr(NodeFailure(node, reason + "; " + t->name() + why))), false;
     }
     plan.push_back({t->uid(), backup.node, ++incarnations_[t->uid()]});

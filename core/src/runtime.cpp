@@ -32,13 +32,13 @@ Runtime::~Runtime() {
 bool Runtime::hosts(const Thread& thread) const { return backend_.hosts(thread.node()); }
 
 ThreadsCore& Runtime::make_collection(std::string name, ThreadsCore::Factory factory, const detail::StateType& state,
-                                      bool default_state) {
+                                      bool default_state, Backups backups) {
   ThreadsCore* core = nullptr;
   {
     std::lock_guard lock(mu_);
     const auto id = static_cast<std::uint32_t>(collections_.size());
     collections_.push_back(
-        std::make_unique<ThreadsCore>(*this, id, std::move(name), std::move(factory), state, default_state));
+        std::make_unique<ThreadsCore>(*this, id, std::move(name), std::move(factory), state, default_state, backups));
     core = collections_.back().get();
     by_collection_id_.grow_to_at_least(id + 1);
     by_collection_id_[id].store(core, std::memory_order_release);
@@ -56,7 +56,7 @@ Thread& Runtime::adopt(std::unique_ptr<Thread> thread) {
   by_uid_[uid].store(&t, std::memory_order_release);
   if (fault_tolerant()) {
     t.keep_records();
-    if (hosts(t) && t.node() != 0) t.checkpoint();  // as created: a node may fail before it runs
+    if (hosts(t) && t.rebuildable()) t.checkpoint();  // as created: a node may fail before it runs
   }
   return t;
 }

@@ -86,7 +86,7 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
         yielded_.pop_front();
         resume(*a);
       } else {
-        if (recovery_ && (!recovery_->uncovered.empty() || (node() == 0 && !recovery_->dones.empty()))) cover_now();
+        if (recovery_ && (!recovery_->uncovered.empty() || (!rebuildable() && !recovery_->dones.empty()))) cover_now();
         if (mailbox_.try_idle()) return false;
         --steps;  // something arrived meanwhile: take it
         continue;

@@ -25,13 +25,14 @@ std::optional<std::string> saved_if_it_can(const detail::StateBox& state, const 
 }  // namespace
 
 ThreadsCore::ThreadsCore(Runtime& runtime, std::uint32_t id, std::string name, Factory factory,
-                         const detail::StateType& state, bool default_state)
+                         const detail::StateType& state, bool default_state, Backups backups)
     : runtime_(runtime),
       id_(id),
       name_(std::move(name)),
       factory_(std::move(factory)),
       state_type_(state),
-      default_state_(default_state) {
+      default_state_(default_state),
+      backups_(backups == Backups::Kept) {
   publish({});  // no lock: nobody sees the collection yet (and the runtime's lock is held)
 }
 
@@ -69,7 +70,7 @@ Thread& ThreadsCore::add(NodeId node) {
   // Replicas learn of the thread before node 0's routes can pick it: the link keeps that order.
   if (ClusterLink* link = runtime_.link()) {
     std::optional<std::string> first;
-    if (!here && runtime_.fault_tolerant()) first = saved_if_it_can(*state, image);
+    if (!here && runtime_.fault_tolerant() && backups_) first = saved_if_it_can(*state, image);
     link->thread_added(t, std::move(image));
     if (first) t.first_checkpoint(std::move(*first));
   }

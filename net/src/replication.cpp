@@ -113,7 +113,7 @@ void Replication::unpark(Runtime& rt, std::uint64_t key) {
 // The structure, from node 0
 
 void Replication::collection_created(const ThreadsCore& c) {
-  membership_.broadcast(CollectionCreated{c.id(), c.name(), c.state_type().key});
+  membership_.broadcast(CollectionCreated{c.id(), c.name(), c.state_type().key, c.backups()});
 }
 
 void Replication::thread_added(const Thread& t, std::string image) {
@@ -156,7 +156,7 @@ GraphCreated graph_image(const GraphCore& g) {
 void Replication::send_structure(NodeId to) {
   Runtime& runtime = *process_.runtime;
   for (const ThreadsCore* c : runtime.collections())
-    transport_.send_directive(to, CollectionCreated{c->id(), c->name(), c->state_type().key});
+    transport_.send_directive(to, CollectionCreated{c->id(), c->name(), c->state_type().key, c->backups()});
   detail::EpochGuard guard;
   const std::vector<Thread*> threads = runtime.threads();
   for (const Thread* t : threads)
@@ -172,7 +172,8 @@ void Replication::apply(CollectionCreated& d, Incoming& in, Runtime& rt) {
   const detail::StateType* type = detail::Registry<detail::StateType>::find(d.state_type);
   if (!type) unknown("thread state type", d.state_type);
   ThreadsCore& c = rt.make_collection(
-      d.name, [](std::size_t) -> std::unique_ptr<detail::StateBox> { return nullptr; }, *type, true);
+      d.name, [](std::size_t) -> std::unique_ptr<detail::StateBox> { return nullptr; }, *type, true,
+      d.backups ? dps::Backups::Kept : dps::Backups::None);
   if (c.id() != d.id) throw std::runtime_error("collection ids diverged");
 }
 

@@ -63,7 +63,7 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& command_line);
 const char* command_line_backend_help();
 // A new thread collection of the application's runtime (application.cpp).
 ThreadsCore& make_collection(Runtime& runtime, std::string name, StateFactory factory, const StateType& state,
-                             bool default_state);
+                             bool default_state, Backups backups);
 }  // namespace detail
 
 class JobLink;
@@ -147,15 +147,18 @@ class Application {
   // Migrates every thread of `node` to the other nodes, then stops it.
   void remove_node(NodeId node);
 
+  // Under --fault-tolerance, Backups::None spares a collection its checkpoints: losing one of its
+  // threads then fails the calls (threads.hpp).
   template <class State>
-  Threads<State> threads(std::string name, std::size_t count) {
-    return make_threads<State>(std::move(name), count, [](std::size_t) { return State{}; }, true);
+  Threads<State> threads(std::string name, std::size_t count, Backups backups = Backups::Kept) {
+    return make_threads<State>(
+        std::move(name), count, [](std::size_t) { return State{}; }, true, backups);
   }
   // make(index) builds the state of the index-th thread, also for threads added later. On a cluster
   // it runs on node 0, and the state travels (cereal) to the thread's node.
   template <class State, class Make>
-  Threads<State> threads(std::string name, std::size_t count, Make make) {
-    return make_threads<State>(std::move(name), count, std::move(make), false);
+  Threads<State> threads(std::string name, std::size_t count, Make make, Backups backups = Backups::Kept) {
+    return make_threads<State>(std::move(name), count, std::move(make), false, backups);
   }
 
   template <class In, class Out>
@@ -201,14 +204,14 @@ class Application {
   // The factory of collection `name`: the restart's images first, index by index, then `make`.
   detail::StateFactory restoring(const std::string& name, const detail::StateType& state, detail::StateFactory make);
   template <class State, class Make>
-  Threads<State> make_threads(std::string name, std::size_t count, Make make, bool default_state) {
+  Threads<State> make_threads(std::string name, std::size_t count, Make make, bool default_state, Backups backups) {
     (void)&detail::state_type_at_startup<State>;
     detail::StateFactory factory = [make](std::size_t index) {
       return std::unique_ptr<detail::StateBox>(new detail::StateBoxOf<State>(make(index)));
     };
     if (restart_) factory = restoring(name, detail::state_type<State>(), std::move(factory)), default_state = false;
     ThreadsCore& core = detail::make_collection(*runtime_, std::move(name), std::move(factory),
-                                                detail::state_type<State>(), default_state);
+                                                detail::state_type<State>(), default_state, backups);
     Threads<State> handle(core);
     handle.add(count);
     return handle;

@@ -23,6 +23,13 @@ namespace dps {
 
 class ThreadsCore;  // the kernel's collection
 
+// Under --fault-tolerance a collection's threads are checkpointed to other nodes (Kept), or not (None:
+// nothing is paid for them, and losing one fails the calls, naming its node). Without the option,
+// nothing is kept either way.
+//
+//   auto cache = app.threads<Table>("cache", 4, dps::Backups::None);
+enum class Backups : bool { Kept, None };
+
 namespace detail {
 // What a collection's handle asks the kernel (threads.cpp).
 const std::string& collection_name(const ThreadsCore& c) noexcept;

@@ -61,7 +61,7 @@ class Runtime {
 
   // --- threads ---
   ThreadsCore& make_collection(std::string name, ThreadsCore::Factory factory, const detail::StateType& state,
-                               bool default_state);
+                               bool default_state, Backups backups);
   Thread& adopt(std::unique_ptr<Thread> thread);  // keeps it until it is gone
   std::uint64_t new_thread_uid() noexcept { return next_uid_.fetch_add(1) + 1; }
   void retire(Thread& thread, ClusterLink::HandBack hand_back);

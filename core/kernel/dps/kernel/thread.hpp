@@ -86,6 +86,8 @@ class Thread {
 
   // Fault tolerance (recovery.cpp; recovery_log.hpp): on when the runtime's is, for the thread's life.
   void keep_records();
+  // Whether its node's loss rebuilds it: not on node 0 (whose loss is fatal), nor without a backup.
+  bool rebuildable() const noexcept;
   // Runtime side, after its node failed: the thread runs on `node` from `checkpoint` as `incarnation`;
   // what it held besides is dropped (its senders send it again).
   void restore(const detail::Checkpoint& checkpoint, NodeId node, std::uint32_t incarnation);
@@ -233,7 +235,7 @@ class Thread {
     // By epoch, the links the checkpoints on their way cover; those handled on node 0 not yet said covered.
     std::map<std::uint32_t, std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> covering;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> uncovered;
-    bool unsaveable = false;  // its state type cannot be serialized
+    const char* no_backup = nullptr;  // why it is never checkpointed nor rebuilt (its loss fails the calls)
     // The split-frame protocol (frames.cpp): frame ids are its uid and a count, the same when it runs
     // again; a merge it ended is said Done once a checkpoint after it is held (by epoch; 0: since the
     // last one).

@@ -6,6 +6,7 @@
 #include "dps/kernel/epochs.hpp"
 #include "dps/kernel/thread.hpp"
 #include "dps/thread_state.hpp"
+#include "dps/threads.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -24,7 +25,7 @@ class ThreadsCore {
 
   // default_state: the factory builds default values, which any process can build itself.
   ThreadsCore(Runtime& runtime, std::uint32_t id, std::string name, Factory factory, const detail::StateType& state,
-              bool default_state);
+              bool default_state, Backups backups);
   ThreadsCore(const ThreadsCore&) = delete;
   ThreadsCore& operator=(const ThreadsCore&) = delete;
   ~ThreadsCore() { delete table_.load(); }
@@ -33,6 +34,7 @@ class ThreadsCore {
   std::uint32_t id() const noexcept { return id_; }  // the same in every process
   const std::string& name() const noexcept { return name_; }
   const detail::StateType& state_type() const noexcept { return state_type_; }
+  bool backups() const noexcept { return backups_; }  // under fault tolerance, its threads are checkpointed
 
   // The current threads, as routes see them. Lock-free: the table and its threads stay valid while
   // the caller holds a detail::EpochGuard.
@@ -65,6 +67,7 @@ class ThreadsCore {
   Factory factory_;
   const detail::StateType& state_type_;
   const bool default_state_;
+  const bool backups_;
   std::size_t placed_ = 0;
   std::mutex mu_;
   std::atomic<const std::vector<Thread*>*> table_{nullptr};

@@ -86,7 +86,8 @@ struct PeerLost {  // a node to node 0: its connection to `node` failed (node 0 
 struct CollectionCreated {
   std::uint32_t id = 0;
   std::string name, state_type;
-  DPS_FIELDS(id, name, state_type)
+  bool backups = true;  // under fault tolerance, its threads are checkpointed (dps::Backups)
+  DPS_FIELDS(id, name, state_type, backups)
 };
 struct ThreadAdded {
   std::uint32_t collection = 0;
