@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
       dps::detail::EpochGuard guard;
       uid = held.core().at(0).uid();
     }
-    const auto held_epoch = [&] { return runtime.backend().backup(uid).epoch; };
+    const auto held_epoch = [&] { return runtime.backend().backup(uid, false).epoch; };
     // The call, then until node 0 records a checkpoint newer than `before` (5 min at most).
     const auto checkpointed = [&](auto&& call) {
       const std::uint32_t before = held_epoch();
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
       const double took = seconds_since(t0);
-      if (const dps::NodeId by = runtime.backend().backup(uid).node; by != 2)
+      if (const dps::NodeId by = runtime.backend().backup(uid, false).node; by != 2)
         throw std::runtime_error("node " + std::to_string(by) + " holds the checkpoint, not the buddy, node 2");
       return took;
     };

@@ -1,19 +1,27 @@
-// bench-ft: what fault tolerance costs without a failure. LU (n = 4096) and the stencil (n = 4096,
-// 200 iterations) on 2 node processes over TCP loopback, each with --fault-tolerance and without it,
-// interleaved, medians of the repetitions; the results must not differ. Then bench-checkpoint: a
-// checkpoint of 256 MiB against copying it once over loopback, and (--netns, as root) over a 1 Gbit/s
-// link between hosts of a namespace cluster.
+// bench-ft: what fault tolerance costs without a failure, and what a failure costs. LU (n = 4096) and
+// the stencil (n = 4096, 200 iterations) on 2 node processes over TCP loopback, each with
+// --fault-tolerance and without it, interleaved, medians of the repetitions; the results must not
+// differ. Then the same stencil on 3 node processes, traced, node 2 SIGKILLed once it used --kill-cpu
+// seconds of CPU (scripts/kill-a-node): its recovery, from the failure to the end of the last rebuilt
+// thread's replay (dps/trace/recovery.hpp), against its bound, 0.5 s plus the lost states at the
+// link's rate plus the work done again. Then bench-checkpoint: a checkpoint of 256 MiB against copying
+// it once over loopback, and (--netns, as root) over a 1 Gbit/s link between hosts of a namespace
+// cluster.
 //
 //   bench-ft                              # 5 repetitions, a checkpoint a second (the default)
 //   bench-ft --repeat 3 --checkpoint-every 0.2 --netns
 //
 // The last line is JSON: overhead_lu and overhead_stencil (fractions, Goal <= 0.05), with the times
-// they come from, and whether each result was the same with and without; checkpoint_ratio (Goal <=
-// 1.5, the largest of loopback's and the namespace cluster's) with each.
+// they come from, and whether each result was the same with and without; recovery_s and
+// recovery_bound_s (medians; Goal recovery_s <= recovery_bound_s) and whether the recovered runs'
+// checksums were those of the runs without failure; checkpoint_ratio (Goal <= 1.5, the largest of
+// loopback's and the namespace cluster's) with each.
 #include "median.hpp"
 #include "peer.hpp"
 
 #include <dps/cli.hpp>
+#include <dps/trace/reader.hpp>
+#include <dps/trace/recovery.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -45,6 +53,38 @@ void measure(Side& side, const std::string& command, const std::string& ft, cons
               side.tolerant.back(), result.c_str(), text_of(plain, result).c_str(), text_of(tolerant, result).c_str());
 }
 
+// The stencil's recoveries, each from a run killed once.
+struct Recoveries {
+  std::vector<double> seconds, bounds, work, lost_mib;
+  bool same = true;
+};
+
+// `command` (the stencil on 3 node processes) traced, node 2 killed once it used `cpu` s of CPU, and
+// the recovery its trace records. The lost states are the rebuilt threads' blocks of the n x n grid.
+void recover(Recoveries& out, const std::string& command, double cpu, long n, double bytes_per_s,
+             const std::string& checksum) {
+  const std::string trace = "/tmp/bench-ft-recovery.dpstrace";
+  const std::string line = run_peer(std::string(DPS_SOURCE_DIR) + "/scripts/kill-a-node " + std::to_string(cpu) +
+                                    " 2 " + command + " --trace " + trace + " 2>/dev/null");
+  const std::vector<dps::trace::Recovery> found = dps::trace::recoveries(dps::trace::read(trace));
+  std::remove(trace.c_str());
+  if (found.size() != 1 || found[0].threads.empty() || found[0].replayed != found[0].threads.size())
+    throw std::runtime_error("the stencil's trace records no whole recovery of node 2: " + line);
+  const dps::trace::Recovery& r = found[0];
+  const double lost = static_cast<double>(r.threads.size()) * static_cast<double>(n) * static_cast<double>(n) * 8 /
+                      field(line, "threads");
+  out.seconds.push_back(r.seconds());
+  out.work.push_back(r.replayed_work);
+  out.lost_mib.push_back(lost / (1 << 20));
+  out.bounds.push_back(0.5 + lost / bytes_per_s + r.replayed_work);
+  out.same = out.same && text_of(line, "checksum") == checksum;
+  std::printf(
+      "node 2 killed: %zu thread(s) rebuilt, %.1f MiB, recovered in %.3f s (bound %.3f s: %.3f s done again), "
+      "checksum %s\n",
+      r.threads.size(), out.lost_mib.back(), r.seconds(), out.bounds.back(), r.replayed_work,
+      text_of(line, "checksum").c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,13 +93,16 @@ int main(int argc, char** argv) {
     long repeat = 5;
     double every = 1;
     bool netns = false;
+    double kill_cpu = 0.5;
     dps::Cli cli("bench-ft", "LU and the stencil on 2 node processes, with --fault-tolerance and without.");
     cli.option("--repeat", repeat, "repetitions; medians count (default 5)")
         .option("--checkpoint-every", every, "S  seconds between a thread's checkpoints (default 1, the option's)")
+        .option("--kill-cpu", kill_cpu, "S  CPU seconds node 2 uses before it is killed (default 0.5)")
         .flag("--netns", netns, "also a checkpoint over a 1 Gbit/s link of a namespace cluster (needs root)");
     if (!cli.parse(argc, argv)) return 0;
     if (repeat < 1) throw std::invalid_argument("--repeat must be positive");
     if (!(every > 0)) throw std::invalid_argument("--checkpoint-every must be positive");
+    if (!(kill_cpu > 0)) throw std::invalid_argument("--kill-cpu must be positive");
     const std::string ft = "--fault-tolerance --checkpoint-every " + std::to_string(every);
     Side lu, stencil;
     for (long k = 0; k < repeat; ++k) {
@@ -67,8 +110,16 @@ int main(int argc, char** argv) {
       measure(stencil, std::string(DPS_STENCIL) + " --nodes 2 --n 4096 --iterations 200", ft, "checksum");
     }
     const std::string checkpoint = std::string(DPS_BENCH_CHECKPOINT) + " --repeat " + std::to_string(repeat);
-    const double loopback = field(run_peer(checkpoint), "checkpoint_ratio");
+    const std::string on_loopback = run_peer(checkpoint);
+    const double loopback = field(on_loopback, "checkpoint_ratio");
     std::printf("checkpoint of 256 MiB on loopback: %.3f times the copy\n", loopback);
+    const double loopback_bytes_per_s = field(on_loopback, "mib") * (1 << 20) / field(on_loopback, "copy_s");
+    Recoveries recovered;
+    const std::string checksum =
+        text_of(run_peer(std::string(DPS_STENCIL) + " --nodes 2 --n 4096 --iterations 200"), "checksum");
+    for (long k = 0; k < repeat; ++k)
+      recover(recovered, std::string(DPS_STENCIL) + " --nodes 3 --n 4096 --iterations 200 " + ft, kill_cpu, 4096,
+              loopback_bytes_per_s, checksum);
     std::string over_link = "null";
     if (netns) {
       const std::string script = std::string(DPS_SOURCE_DIR) + "/scripts/netns-cluster";
@@ -92,10 +143,13 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"checkpoint_every\": %g, \"overhead_lu\": %.4f, \"lu_s\": %.3f, \"lu_ft_s\": %.3f, \"lu_same\": %s, "
         "\"overhead_stencil\": %.4f, \"stencil_s\": %.3f, \"stencil_ft_s\": %.3f, \"stencil_same\": %s, "
-        "\"goal\": 0.05, \"checkpoint_ratio\": %.3f, \"checkpoint_ratio_loopback\": %.3f, "
+        "\"goal\": 0.05, \"recovery_s\": %.3f, \"recovery_bound_s\": %.3f, \"recovery_replayed_work_s\": %.3f, "
+        "\"recovery_lost_mib\": %.1f, \"recovery_same\": %s, \"predicted_error\": null, "
+        "\"checkpoint_ratio\": %.3f, \"checkpoint_ratio_loopback\": %.3f, "
         "\"checkpoint_ratio_1gbit\": %s, \"checkpoint_goal\": 1.5}\n",
         every, lu.overhead(), median(lu.plain), median(lu.tolerant), lu.same ? "true" : "false", stencil.overhead(),
-        median(stencil.plain), median(stencil.tolerant), stencil.same ? "true" : "false",
+        median(stencil.plain), median(stencil.tolerant), stencil.same ? "true" : "false", median(recovered.seconds),
+        median(recovered.bounds), median(recovered.work), median(recovered.lost_mib), recovered.same ? "true" : "false",
         netns ? std::max(loopback, std::stod(over_link)) : loopback, loopback, over_link.c_str());
     return 0;
   });

@@ -308,6 +308,7 @@ void Thread::replay_when_complete() {
   for (const auto& [from, sent] : r.resent)
     if (arrived[from] < sent.count) return;
   r.replaying = false;
+  r.replay_untraced = true;
   runtime_.replayed(uid_);
   std::vector<Envelope*> order = std::move(r.replay);
   r.replay.clear();

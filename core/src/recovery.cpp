@@ -302,7 +302,7 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
   std::vector<detail::Rebuilt> plan;
   for (Thread* t : threads()) {
     if (t->node() != node || gone(t->uid())) continue;
-    const Backend::Backup backup = backend_.backup(t->uid());
+    const Backend::Backup backup = backend_.backup(t->uid(), false);
     if (t->recovery_->no_backup || backup.epoch == 0) {
       const std::string why = t->recovery_->no_backup ? t->recovery_->no_backup : " had no backup on another node";
       return fail_calls(std::make_exception_ptr(NodeFailure(node, reason + "; " + t->name() + why))), false;
@@ -323,7 +323,7 @@ void Runtime::rebuild(NodeId node, const std::vector<detail::Rebuilt>& plan) {
   for (const detail::Rebuilt& r : plan) {
     Thread* t = thread(r.thread);
     if (!t || !backend_.hosts(r.at)) continue;  // the others learn where it is once all rebuilt
-    const Backend::Backup backup = backend_.backup(r.thread);
+    const Backend::Backup backup = backend_.backup(r.thread, true);
     if (!backup.checkpoint) throw std::logic_error(t->name() + " has no checkpoint where it is rebuilt");
     t->restore(*backup.checkpoint, r.at, r.incarnation);
     lifecycle(Lifecycle::ThreadRestored, t, node, r.at);
@@ -389,12 +389,8 @@ void Runtime::resend(const std::vector<detail::Rebuilt>& plan) {
 
 void Runtime::replayed(std::uint64_t rebuilt) {
   if (!coordinates()) return link_->replayed(rebuilt);  // node 0 tracks the replays
-  {
-    std::lock_guard lock(recovery_mu_);
-    replaying_.erase(rebuilt);
-  }
-  detail::EpochGuard guard;
-  if (const Thread* t = thread(rebuilt)) lifecycle(Lifecycle::ThreadReplayed, t, t->node());
+  std::lock_guard lock(recovery_mu_);
+  replaying_.erase(rebuilt);
 }
 
 bool Runtime::rejoined(std::uint64_t rebuilt, std::uint64_t survivor) {

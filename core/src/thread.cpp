@@ -87,6 +87,8 @@ bool Thread::run(std::size_t budget, const std::atomic<std::size_t>* urgent) {
         resume(*a);
       } else {
         if (recovery_ && (!recovery_->uncovered.empty() || (!rebuildable() && !recovery_->dones.empty()))) cover_now();
+        if (recovery_ && std::exchange(recovery_->replay_untraced, false))  // it handled its copies: recovered
+          runtime_.lifecycle(Lifecycle::ThreadReplayed, this, node());
         if (mailbox_.try_idle()) return false;
         --steps;  // something arrived meanwhile: take it
         continue;

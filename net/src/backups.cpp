@@ -115,25 +115,23 @@ void Backups::recorded(Runtime& rt, std::uint64_t uid, Version version, NodeId h
   rt.send(process_.me, *t, e);
 }
 
-Backend::Backup Backups::backup(std::uint64_t uid) const {
+// Decoded under the lock rather than copied out of it: a rebuild asks once, and a store meanwhile
+// waits (a copy of a large image into fresh pages costs more than the wait).
+Backend::Backup Backups::backup(std::uint64_t uid, bool with_checkpoint) const {
   Backend::Backup b;
-  std::string image;
-  {
-    std::lock_guard lock(mu_);
-    const auto here = kept_.find(uid);
-    if (process_.me == 0) {
-      const auto it = table_.find(uid);
-      if (it == table_.end()) return {};
-      b = {nullptr, it->second.node, it->second.version.second};
-    } else if (here != kept_.end()) {
-      b = {nullptr, process_.me, here->second.version.second};
-    } else {
-      return {};
-    }
-    if (b.node != process_.me || here == kept_.end()) return b;
-    image = here->second.image;
+  std::lock_guard lock(mu_);
+  const auto here = kept_.find(uid);
+  if (process_.me == 0) {
+    const auto it = table_.find(uid);
+    if (it == table_.end()) return {};
+    b = {nullptr, it->second.node, it->second.version.second};
+  } else if (here != kept_.end()) {
+    b = {nullptr, process_.me, here->second.version.second};
+  } else {
+    return {};
   }
-  b.checkpoint = load_checkpoint(*process_.kernel, image);
+  if (with_checkpoint && b.node == process_.me && here != kept_.end())
+    b.checkpoint = load_checkpoint(*process_.kernel, here->second.image);
   return b;
 }
 

@@ -43,7 +43,7 @@ class Backups {
   Backups(NodeProcess& process, Transport& transport, Membership& membership);
 
   void keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint);
-  Backend::Backup backup(std::uint64_t uid) const;
+  Backend::Backup backup(std::uint64_t uid, bool with_checkpoint) const;
   // A node failed: node 0 forgets what it held; the threads here whose checkpoints it held make new
   // ones. Idempotent.
   void lost(NodeId node);

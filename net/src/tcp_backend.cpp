@@ -161,7 +161,9 @@ void TcpBackend::keep_backup(Thread& thread, std::shared_ptr<const detail::Check
   impl_->backups.keep(thread, std::move(checkpoint));
 }
 
-Backend::Backup TcpBackend::backup(std::uint64_t uid) const { return impl_->backups.backup(uid); }
+Backend::Backup TcpBackend::backup(std::uint64_t uid, bool with_checkpoint) const {
+  return impl_->backups.backup(uid, with_checkpoint);
+}
 
 std::string TcpBackend::address() const {
   const Endpoint& at = impl_->transport.endpoint();

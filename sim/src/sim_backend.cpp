@@ -868,7 +868,7 @@ void SimBackend::keep_backup(Thread& thread, std::shared_ptr<const detail::Check
   }
 }
 
-Backend::Backup SimBackend::backup(std::uint64_t uid) const {
+Backend::Backup SimBackend::backup(std::uint64_t uid, bool) const {  // held as decoded: no cost to give
   const auto it = impl_->backups.find(uid);
   if (it == impl_->backups.end()) return {};
   return {it->second.checkpoint, it->second.node, it->second.checkpoint->epoch};

@@ -88,13 +88,16 @@ class Backend {
   virtual void keep_backup(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) {
     (void)thread, (void)checkpoint;
   }
-  // The last checkpoint of thread `uid` that a live node holds, and that node; none: epoch 0.
+  // The last checkpoint of thread `uid` that a live node holds, and that node; none: epoch 0. The
+  // checkpoint itself only `with_checkpoint` (decoding a large image costs: planning needs none).
   struct Backup {
     std::shared_ptr<const detail::Checkpoint> checkpoint;  // null where another process holds it
     NodeId node = 0;
     std::uint32_t epoch = 0;  // 0: none
   };
-  virtual Backup backup(std::uint64_t uid) const { return (void)uid, Backup{}; }
+  virtual Backup backup(std::uint64_t uid, bool with_checkpoint) const {
+    return (void)uid, (void)with_checkpoint, Backup{};
+  }
 
   // --- time and modelling ---
   virtual unsigned cores(NodeId node) const { return (void)node, 0u; }  // a node's cores, 0 when unknown

@@ -131,7 +131,7 @@ class Runtime {
   // Rebuilt thread `rebuilt` heard from `survivor` (0: none) which slots of its frames it holds; true
   // once it heard from every thread that survived its node.
   bool rejoined(std::uint64_t rebuilt, std::uint64_t survivor);
-  void replayed(std::uint64_t rebuilt);  // it handled again all it was sent again
+  void replayed(std::uint64_t rebuilt);  // all it was sent again came: a failure now loses no copy
   // A thread was rebuilt. A call's result may then come before the rebuilt threads ran again all they
   // had run since their checkpoints (their states are exact once they have): backends wait for both.
   bool recovered() const noexcept { return recovered_.load(std::memory_order_acquire); }

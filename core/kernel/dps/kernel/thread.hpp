@@ -227,6 +227,7 @@ class Thread {
     // as it first handled them): the data that comes waits until every sender said how many copies
     // it sent again, and they all came.
     bool replaying = false;
+    bool replay_untraced = false;  // its copies came: traced as replayed at its next rest, once it handled them
     std::vector<Envelope*> replay;
     struct Resent {
       std::uint64_t last = 0, count = 0;  // links up to `last` are copies; `count` of them

@@ -86,7 +86,7 @@ class TcpBackend final : public Backend {
   // Fault tolerance: each thread's checkpoints go to the next live node (net/src/backups.hpp).
   bool keeps_backups() const override { return true; }
   void keep_backup(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) override;
-  Backup backup(std::uint64_t uid) const override;
+  Backup backup(std::uint64_t uid, bool with_checkpoint) const override;
 
   // Where this process listens ("address:port"), and the process id of a node's instance (node 0).
   std::string address() const;

@@ -82,7 +82,7 @@ class SimBackend final : public Backend {
   SimulationHooks* simulation() noexcept override;
   bool keeps_backups() const override { return true; }
   void keep_backup(Thread& thread, std::shared_ptr<const detail::Checkpoint> checkpoint) override;
-  Backup backup(std::uint64_t uid) const override;
+  Backup backup(std::uint64_t uid, bool with_checkpoint) const override;
 
  private:
   struct Impl;
