@@ -46,6 +46,7 @@ TEST(TraceRecovery, EachFailureHasItsRebuiltThreadsTheirEndAndTheWorkDoneAgain) 
   EXPECT_DOUBLE_EQ(r[0].failed, 1.0);
   EXPECT_DOUBLE_EQ(r[0].seconds(), 0.6);
   EXPECT_NEAR(r[0].replayed_work, 0.3, 1e-12) << "node 3's 0.2 + 0.1 s, more than node 1's 0.25 s";
+  EXPECT_EQ(r[0].steps_again, 3u);
   EXPECT_EQ(r[1].node, 1u);
   EXPECT_EQ(r[1].threads, (std::vector<std::uint64_t>{7}));
   EXPECT_EQ(r[1].replayed, 0u) << "the trace ends before its replay did";

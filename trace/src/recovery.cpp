@@ -15,7 +15,7 @@ std::vector<Recovery> recoveries(const Trace& trace) {
   };
   std::map<std::uint64_t, std::vector<Rebuilt>> rebuilt;  // by thread, in order
   for (const Lifecycle& c : trace.changes) {
-    if (c.kind == Change::NodeFailed) out.push_back({c.node, c.time, c.time, {}, 0, 0});
+    if (c.kind == Change::NodeFailed) out.push_back({c.node, c.time, c.time, {}, 0, 0, 0});
     if (c.kind == Change::ThreadRestored) {
       const auto failure = std::find_if(out.rbegin(), out.rend(), [&](const Recovery& r) { return r.node == c.node; });
       if (failure == out.rend()) continue;  // a trace cut before the failure
@@ -39,8 +39,10 @@ std::vector<Recovery> recoveries(const Trace& trace) {
     const auto it = rebuilt.find(s.thread);
     if (it == rebuilt.end() || s.operation == checkpoint_id) continue;
     for (const Rebuilt& b : it->second)
-      if (s.node == b.at && s.start >= b.restored && b.replayed >= 0 && s.end <= b.replayed)
+      if (s.node == b.at && s.start >= b.restored && b.replayed >= 0 && s.end <= b.replayed) {
         work[{b.recovery, b.at}] += s.end - s.start;
+        ++out[b.recovery].steps_again;
+      }
   }
   for (const auto& [key, seconds] : work)
     out[key.first].replayed_work = std::max(out[key.first].replayed_work, seconds);

@@ -8,6 +8,7 @@
 
 #include "dps/trace/records.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct Recovery {
   // (checkpoints aside), summed per node they were rebuilt on: the largest such sum, the work
   // done again on the critical path.
   double replayed_work = 0;
+  std::size_t steps_again = 0;  // those steps, on every node: the objects handled again, one step each for leaves
   double seconds() const noexcept { return ended - failed; }
 };
 
