@@ -315,6 +315,54 @@ TEST(FaultTolerance, SplitsAndMergesOfALostNodeRunAgainAndCountEachObjectOnce) {
   EXPECT_EQ(both.restored, 4u);
 }
 
+// Workers 0 and 2 (nodes 1 and 2) migrate to node 3 at 0.1 s, and node 3 is killed: before they
+// leave (the migration fails: no such node), while they travel (it fails, naming the node: they
+// stay where they were), or once they arrived (rebuilt with node 3's own workers). Every piece is
+// counted once either way.
+TEST(FaultTolerance, ThreadsMigratedToANodeKilledBeforeDuringOrAfterTheirMoveCountEveryPieceOnce) {
+  struct Case {
+    double kill_at;
+    const char* migration_fails;  // null: the migrations end
+    std::size_t restored;
+  };
+  for (const Case& c :
+       {Case{0.1, "no such node", 2}, Case{0.1005, "failed while workers[", 2}, Case{0.3, nullptr, 4}}) {
+    MemoryTrace trace;
+    Application app(
+        std::make_unique<SimBackend>(cluster(4), SimOptions{.pdexec = true, .nodes = 4, .failures = {{3, c.kill_at}}}));
+    app.runtime().fault_tolerance(0.03);
+    app.trace_to(&trace);
+    auto master = app.threads<Stateless>("master", 1);
+    auto workers = app.threads<Counter>("workers", 0);
+    for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
+    auto graph =
+        app.graph(op<Pieces<>>(master).window(6) >> op<SlowAdd<Counter>>(workers) >> op<SumPartials<>>(master));
+    auto call = graph.call(Range{0, 2000});
+    app.sleep_until(0.1);
+    std::vector<Future<void>> moves;
+    moves.push_back(workers.migrate(0, 3));
+    moves.push_back(workers.migrate(2, 3));
+    const Partial result = call.get();
+    EXPECT_EQ(result.sum, triangle(2000)) << "killed at " << c.kill_at;
+    EXPECT_EQ(result.count, 200);
+    for (Future<void>& move : moves) {
+      try {
+        move.get();
+        EXPECT_FALSE(c.migration_fails) << "killed at " << c.kill_at;
+      } catch (const std::exception& e) {
+        ASSERT_TRUE(c.migration_fails) << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.migration_fails), std::string::npos) << e.what();
+      }
+    }
+    std::size_t restored = 0;
+    for (const auto& change : trace.changes()) restored += change.kind == Lifecycle::ThreadRestored;
+    EXPECT_EQ(restored, c.restored) << "killed at " << c.kill_at;
+    long seen = 0;
+    while (workers.size()) seen += workers.remove(0).get().seen;
+    EXPECT_EQ(seen, 200) << "killed at " << c.kill_at;
+  }
+}
+
 TEST(FaultTolerance, BadFailuresAreRefused) {
   for (NodeId node : {NodeId{0}, NodeId{4}}) {
     EXPECT_THROW(SimBackend(cluster(4), SimOptions{.nodes = 4, .failures = {{node, 1.0}}}), std::invalid_argument)
