@@ -249,7 +249,7 @@ void Application::write_checkpoint(std::string progress) {
   if (!waiting) all.set();
   auto slot = image.collections.begin();
   for (ThreadsCore* c : collections) {
-    for (std::size_t i = 0; i < c->size(); ++i)
+    for (std::size_t i = 0; i < slot->images.size(); ++i)  // the threads counted in `waiting`
       detail::snapshot_thread(*c, i,
                               [&mu, &error, &waiting, &taken_to = slot->images[i], all](
                                   std::string taken, std::exception_ptr failure) mutable {

@@ -306,8 +306,6 @@ bool Thread::checkpointable() const noexcept {  // a home with a producer has an
                       [](const auto& entry) { return entry.second.role != detail::FrameSlot::Role::Forwarder; });
 }
 
-// Operation instances cannot move (their coroutine frames live here), so a thread migrates or
-// retires between them; messages keep being processed meanwhile.
 std::string Thread::saved_image(std::exception_ptr& error) const {
   try {
     return state_->save();
@@ -317,6 +315,8 @@ std::string Thread::saved_image(std::exception_ptr& error) const {
   }
 }
 
+// Operation instances cannot move (their coroutine frames live here), so a thread migrates or
+// retires between them; messages keep being processed meanwhile.
 void Thread::settle() {
   if (recovery_ && life_ != Life::Active) said_done(Stamp::kFinal);  // leaving, it never checkpoints again
   if (!quiescent()) {
