@@ -57,6 +57,8 @@ TEST(Application, ADiskCheckpointRestoresEveryThreadAndTheProgress) {
     auto master = app->threads<Stateless>("master", 1);
     auto workers = app->threads<Counter>("workers", 3);
     auto graph = app->graph(op<Pieces<>>(master) >> op<AddRange<Counter>>(workers) >> op<SumPartials<>>(master));
+    EXPECT_FALSE(app->checkpoint(long{0}));  // the first point: the run as it begins, not written
+    EXPECT_FALSE(std::filesystem::exists(dir + "/checkpoint.dps"));
     EXPECT_EQ(graph.call(Range{0, 1000}).get().sum, triangle(1000));
     for (std::size_t i = 0; i < 3; ++i) seen.push_back(workers.snapshot(i).get().seen);
     EXPECT_TRUE(app->checkpoint(long{41}));

@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -226,7 +227,11 @@ void Application::trace_to(TraceSink* sink) { runtime_->trace_to(sink); }
 // --- disk checkpoints ---
 
 // Like a thread's checkpoints, at most 5 % of the run: the interval is at least 20 times the last one's cost.
-bool Application::checkpoint_due() const {
+bool Application::checkpoint_due() {
+  if (!std::exchange(checkpoint_marked_, true)) {
+    last_disk_checkpoint_ = now();  // the first point: the states as made (or restarted), nothing to save
+    return false;
+  }
   return !checkpoint_dir_.empty() &&
          now() - last_disk_checkpoint_ >= std::max(disk_checkpoint_every_, 20 * disk_checkpoint_cost_);
 }

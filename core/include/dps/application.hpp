@@ -169,11 +169,11 @@ class Application {
   // --- disk checkpoints (docs/fault-tolerance.md) ---
   // Between two calls (none running): with --checkpoint-dir, writes every thread's state and
   // `progress` (what main needs to go on: e.g. the iterations done) there, when --checkpoint-every
-  // seconds passed since the last one; returns whether it wrote. Without the option it does nothing.
+  // seconds passed since the last one, or since the first point marked (the run as it begins holds
+  // nothing a restart needs); returns whether it wrote. Without the option it does nothing.
   template <class Progress>
   bool checkpoint(const Progress& progress) {
     static_assert(detail::serializable_state<Progress>, "dps: a checkpoint's progress needs a cereal serialize()");
-    checkpoint_marked_ = true;
     return checkpoint_due() && (write_checkpoint(encoded(progress)), true);
   }
   // With --restart DIR, the progress of the checkpoint there; each collection made after this call
@@ -198,7 +198,7 @@ class Application {
   Application(CommandLine command_line, BackendMaker make);
   void start(std::unique_ptr<Backend> backend);
   void trace_cores(NodeId node);
-  bool checkpoint_due() const;
+  bool checkpoint_due();  // marks the point: the first starts the clock
   void write_checkpoint(std::string progress);
   const std::string* restart_progress() const;
   // The factory of collection `name`: the restart's images first, index by index, then `make`.
@@ -225,7 +225,7 @@ class Application {
   std::string program_;                    // argv[0]'s name: what a disk checkpoint says wrote it
   std::string checkpoint_dir_;             // --checkpoint-dir
   double disk_checkpoint_every_ = 0;
-  double last_disk_checkpoint_ = 0, disk_checkpoint_cost_ = 0;  // when the last ended, what it took
+  double last_disk_checkpoint_ = 0, disk_checkpoint_cost_ = 0;  // when the last ended (or the first mark), its cost
   std::unique_ptr<detail::RunImage> restart_;                   // --restart
   mutable bool restart_asked_ = false;                          // restarted() was called
   bool checkpoint_marked_ = false;                              // checkpoint() was called
