@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace dps::test {
 namespace {
@@ -35,24 +36,52 @@ struct Outcome {
   Partial second;            // a call made after a stopped node woke up
 };
 
+// 400 pieces (Range{0, 4000}) over two counting workers on each of nodes 1-3, on 4 node processes
+// under fault tolerance; `trace`, when given, sees every event from the start.
+struct Farm {
+  explicit Farm(MemoryTrace* trace = nullptr, Backups backups = Backups::Kept)
+      : app([&] {
+          auto a = in_processes({"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
+          if (trace) a->trace_to(trace);
+          return a;
+        }()),
+        master(app->threads<Stateless>("master", 1)),
+        workers([&] {
+          auto w = app->threads<Counter>("workers", 0, backups);
+          for (NodeId n = 1; n < 4; ++n) w.add_on(n), w.add_on(n);
+          return w;
+        }()),
+        graph(app->graph(op<Pieces<>>(master).window(24) >> op<AddRange<Counter, 2>>(workers) >>
+                         op<SumPartials<>>(master))) {}
+
+  long kill(NodeId node, int signal = SIGKILL) {  // its pid
+    const long pid = tcp(*app).process_id(node);
+    EXPECT_GT(pid, 0);
+    EXPECT_EQ(::kill(static_cast<pid_t>(pid), signal), 0);
+    return pid;
+  }
+  long seen() {  // pieces the workers counted, as they are removed
+    long n = 0;
+    while (workers.size()) n += workers.remove(0).get().seen;
+    return n;
+  }
+
+  std::unique_ptr<Application> app;
+  Threads<Stateless> master;
+  Threads<Counter> workers;
+  Graph<Range, Partial> graph;
+};
+
 // 400 pieces over two counting workers on each of nodes 1-3; `victim` killed (or stopped, with
 // `signal` SIGSTOP) `after` the call began.
 Outcome farm(NodeId victim, std::chrono::milliseconds after, int signal = SIGKILL) {
   MemoryTrace trace;  // outlives the application
-  auto app = in_processes({"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
-  app->trace_to(&trace);
-  auto master = app->threads<Stateless>("master", 1);
-  auto workers = app->threads<Counter>("workers", 0);
-  for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
-  auto graph =
-      app->graph(op<Pieces<>>(master).window(24) >> op<AddRange<Counter, 2>>(workers) >> op<SumPartials<>>(master));
-  auto call = graph.call(Range{0, 4000});
+  Farm farm(&trace);
+  auto call = farm.graph.call(Range{0, 4000});
   long pid = 0;
   if (victim) {
     std::this_thread::sleep_for(after);
-    pid = tcp(*app).process_id(victim);
-    EXPECT_GT(pid, 0);
-    EXPECT_EQ(::kill(static_cast<pid_t>(pid), signal), 0);
+    pid = farm.kill(victim, signal);
   }
   Outcome run;
   run.result = within(std::move(call), "the call after node " + std::to_string(victim) + " was killed");
@@ -61,10 +90,10 @@ Outcome farm(NodeId victim, std::chrono::milliseconds after, int signal = SIGKIL
     EXPECT_TRUE(
         eventually([&] { return ::kill(static_cast<pid_t>(pid), 0) != 0 || zombie(pid); }, std::chrono::seconds(10)))
         << "the woken node leaves on its own";
-    run.second = within(graph.call(Range{0, 4000}), "a call after node " + std::to_string(victim) + " woke up");
+    run.second = within(farm.graph.call(Range{0, 4000}), "a call after node " + std::to_string(victim) + " woke up");
   }
-  while (workers.size()) run.seen += workers.remove(0).get().seen;
-  app->trace_to(nullptr);  // collects the other nodes' events
+  run.seen = farm.seen();
+  farm.app->trace_to(nullptr);  // collects the other nodes' events
   for (const auto& c : trace.changes()) run.restored += c.kind == Lifecycle::ThreadRestored;
   return run;
 }
@@ -94,16 +123,11 @@ TEST(ClusterFaultTolerance, ANodeStoppedIsDeclaredFailedAndWokenChangesNothing) 
 // Node 1's checkpoints are on node 2: both killed at once, node 1's threads are lost with their
 // backups. The call fails within 5 s, naming a node and why.
 TEST(ClusterFaultTolerance, TwoNodesKilledWithEachOthersBackupsFailTheCallClearly) {
-  auto app = in_processes({"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
-  auto master = app->threads<Stateless>("master", 1);
-  auto workers = app->threads<Counter>("workers", 0);
-  for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
-  auto graph =
-      app->graph(op<Pieces<>>(master).window(24) >> op<AddRange<Counter, 2>>(workers) >> op<SumPartials<>>(master));
-  auto call = graph.call(Range{0, 4000});
+  Farm farm;
+  auto call = farm.graph.call(Range{0, 4000});
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const auto killed = std::chrono::steady_clock::now();
-  for (NodeId n : {NodeId{1}, NodeId{2}}) EXPECT_EQ(::kill(static_cast<pid_t>(tcp(*app).process_id(n)), SIGKILL), 0);
+  for (NodeId n : {NodeId{1}, NodeId{2}}) farm.kill(n);
   try {
     within(std::move(call), "the call after nodes 1 and 2 were killed");
     ADD_FAILURE() << "the call completed without node 1's threads";
@@ -123,27 +147,19 @@ TEST(ClusterFaultTolerance, TwoNodesKilledWithEachOthersBackupsFailTheCallClearl
 TEST(ClusterFaultTolerance, ACollectionWithoutBackupsIsNeverCheckpointedAndItsLossFailsTheCall) {
   for (const bool kill : {false, true}) {
     MemoryTrace trace;
-    auto app = in_processes({"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
-    app->trace_to(&trace);
-    auto master = app->threads<Stateless>("master", 1);
-    auto workers = app->threads<Counter>("workers", 0, Backups::None);
-    for (NodeId n = 1; n < 4; ++n) workers.add_on(n), workers.add_on(n);
-    auto graph =
-        app->graph(op<Pieces<>>(master).window(24) >> op<AddRange<Counter, 2>>(workers) >> op<SumPartials<>>(master));
-    auto call = graph.call(Range{0, 4000});
+    Farm farm(&trace, Backups::None);
+    auto call = farm.graph.call(Range{0, 4000});
     if (!kill) {
       const Partial result = within(std::move(call), "the call without failure");
       EXPECT_EQ(result.sum, triangle(4000));
-      long seen = 0;
-      while (workers.size()) seen += workers.remove(0).get().seen;
-      EXPECT_EQ(seen, 400);
-      app->trace_to(nullptr);  // collects the other nodes' events
+      EXPECT_EQ(farm.seen(), 400);
+      farm.app->trace_to(nullptr);  // collects the other nodes' events
       for (const auto& step : trace.steps()) EXPECT_NE(step.operation, "checkpoint") << "on node " << step.node;
       continue;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const auto killed = std::chrono::steady_clock::now();
-    EXPECT_EQ(::kill(static_cast<pid_t>(tcp(*app).process_id(2)), SIGKILL), 0);
+    farm.kill(2);
     try {
       within(std::move(call), "the call after node 2 was killed");
       ADD_FAILURE() << "the call completed without node 2's workers";
@@ -154,7 +170,47 @@ TEST(ClusterFaultTolerance, ACollectionWithoutBackupsIsNeverCheckpointedAndItsLo
           << e.what();
     }
     EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(5));
-    app->trace_to(nullptr);
+    farm.app->trace_to(nullptr);
+  }
+}
+
+// Workers 0 and 2 (nodes 1 and 2) migrate to node 3 mid-call, with their records (without them,
+// their receivers would drop what they send there as sent before), and node 3 is not killed, or
+// killed at once, soon after, or later: a migration either ends or fails naming node 3, and every
+// piece is counted once. Worker 2's last checkpoint is held by node 3: the one it left node 2 with
+// rebuilds it.
+TEST(ClusterFaultTolerance, ThreadsMigratedToANodeKilledBeforeDuringOrAfterTheirMoveCountEveryPieceOnce) {
+  for (const int kill_after_ms : {-1, 0, 15, 80}) {
+    const std::string when = kill_after_ms < 0 ? "not killed" : "killed " + std::to_string(kill_after_ms) + " ms after";
+    Farm farm;
+    auto call = farm.graph.call(Range{0, 4000});
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    std::vector<Future<void>> moves;
+    moves.push_back(farm.workers.migrate(0, 3));
+    moves.push_back(farm.workers.migrate(2, 3));
+    if (kill_after_ms >= 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(kill_after_ms));
+      farm.kill(3);
+    }
+    Partial result;
+    try {
+      result = within(std::move(call), "the call, node 3 " + when + " the migrations began");
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "node 3 " << when << ": " << e.what();
+      continue;
+    }
+    EXPECT_EQ(result.sum, triangle(4000)) << "node 3 " << when;
+    EXPECT_EQ(result.count, 400);
+    for (Future<void>& move : moves) {
+      try {
+        ASSERT_TRUE(move.wait_for(std::chrono::seconds(5))) << "a migration unanswered 5 s after the call";
+        move.get();
+      } catch (const std::exception& e) {
+        EXPECT_GE(kill_after_ms, 0) << e.what();
+        EXPECT_NE(std::string(e.what()).find("node 3"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_EQ(farm.seen(), 400) << "node 3 " << when;
   }
 }
 

@@ -117,15 +117,8 @@ void Thread::checkpoint() {
     return;
   }
   r.handled = 0;
-  image->thread = uid_;
   image->epoch = ++r.taken;
-  image->outbox = r.outbox;
-  image->inbox = r.inbox.record();
-  image->clock = r.clock;
-  image->frames_opened = r.frames_opened;
-  for (const auto& [id, home] : homes_)  // closed: their merges' owners have not said Done yet
-    image->frames.push_back({id, home.call, home.posted, home.owner, home.forwarders, home.window > 0});
-  for (const auto& [epoch, dones] : r.dones) image->dones.insert(image->dones.end(), dones.begin(), dones.end());
+  record_in(*image);
   r.covering.emplace(image->epoch, image->inbox.handled);
   runtime_.backend().keep_backup(*this, std::move(image));
   // The interval runs from its end: a checkpoint that costs more than the interval still leaves the
@@ -134,6 +127,69 @@ void Thread::checkpoint() {
   r.cost = r.last - start;
   if (TraceSink* sink = runtime_.tracer())
     sink->step({node(), uid_, collection_.name(), "checkpoint", 0, start, r.last});
+}
+
+void Thread::record_in(detail::Checkpoint& image) const {
+  const Recovery& r = *recovery_;
+  image.thread = uid_;
+  image.outbox = r.outbox;
+  image.inbox = r.inbox.record();
+  image.clock = r.clock;
+  image.frames_opened = r.frames_opened;
+  for (const auto& [id, home] : homes_)  // closed: their merges' owners have not said Done yet
+    image.frames.push_back({id, home.call, home.posted, home.owner, home.forwarders, home.window > 0});
+  for (const auto& [epoch, dones] : r.dones) image.dones.insert(image.dones.end(), dones.begin(), dones.end());
+}
+
+// Its link numbers, what it handled and its checkpoints' count go on where it arrives: its receivers
+// would otherwise drop what it sends there as sent before. The checkpoint it leaves with protects it
+// while it travels and until its new node's first checkpoint is held (the old one may be held there).
+detail::MovingRecords Thread::records_to_move(std::string state) {
+  Recovery& r = *recovery_;
+  const double start = runtime_.now();
+  if (!r.uncovered.empty()) cover_now();
+  detail::MovingRecords moving;
+  detail::Checkpoint& image = *moving.checkpoint;
+  image.state = std::move(state);
+  moving.new_checkpoint = !r.no_backup;
+  image.epoch = moving.new_checkpoint ? ++r.taken : r.taken;
+  record_in(image);
+  if (moving.new_checkpoint) {
+    r.covering.emplace(image.epoch, image.inbox.handled);
+    r.handled = 0;
+    if (TraceSink* sink = runtime_.tracer())
+      sink->step({node(), uid_, collection_.name(), "checkpoint", 0, start, runtime_.now()});
+  }
+  moving.committed = r.committed;
+  moving.covering = r.covering;
+  moving.dones = r.dones;
+  return moving;
+}
+
+void Thread::records_sent(const detail::MovingRecords& records) {
+  if (records.new_checkpoint) runtime_.backend().keep_backup(*this, records.checkpoint);
+  if (runtime_.hosts(*this)) return;  // it stayed
+  Recovery& r = *recovery_;
+  for (Envelope* e : r.inbox.take_early()) runtime_.enqueue(*this, e);  // forwarded, after its image
+  r.outbox = {};
+  r.inbox.restore({});
+  r.covering.clear();
+  r.dones.clear();
+}
+
+void Thread::relocate(NodeId node, detail::MovingRecords&& records) {
+  detail::Checkpoint& image = *records.checkpoint;
+  Recovery& r = *recovery_;
+  r.outbox = std::move(image.outbox);
+  r.inbox.restore(image.inbox);
+  r.clock = image.clock;
+  r.frames_opened = image.frames_opened;
+  r.taken = image.epoch;
+  r.committed = records.committed;
+  r.covering = std::move(records.covering);
+  r.dones = std::move(records.dones);
+  r.handled = 0;
+  relocate(node, image.state);  // hosted here once its records are in place
 }
 
 void Thread::first_checkpoint(std::string state) {

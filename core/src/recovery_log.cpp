@@ -179,6 +179,13 @@ void Inbox::restore(const Record& record) {
     latest_[key.first] = std::max(latest_[key.first], key.second);
 }
 
+std::vector<Envelope*> Inbox::take_early() {
+  std::vector<Envelope*> out;
+  for (auto& [key, e] : early_) out.push_back(e);
+  early_.clear();
+  return out;
+}
+
 void Inbox::clear_early() {
   for (auto& [key, e] : early_) delete e;
   early_.clear();

@@ -45,8 +45,10 @@ void Backups::keep(Thread& thread, std::shared_ptr<const detail::Checkpoint> che
   const NodeId me = process_.me;
   Runtime& rt = *process_.kernel;
   const Version version{checkpoint->outbox.incarnation(), checkpoint->epoch};
-  if (!rt.hosts(thread)) {  // node 0's copy of a thread's first checkpoint (Thread::first_checkpoint)
-    if (store(thread.uid(), version, checkpoint_image(*checkpoint))) recorded(rt, thread.uid(), version, me);
+  // Held here: node 0's copy of a thread's first checkpoint (Thread::first_checkpoint), or the one a
+  // thread left this node with (Thread::records_to_move).
+  if (!rt.hosts(thread)) {
+    if (store(thread.uid(), version, checkpoint_image(*checkpoint))) held_here(rt, thread.uid(), version);
     return;
   }
   const NodeId buddy = buddy_of(me);
@@ -84,11 +86,14 @@ void Backups::apply(BackupKept& d, Incoming& in, Runtime& rt) {
   if (checkpoint_header(image) != std::pair{d.uid, d.epoch})
     throw WireError("a checkpoint that is not the one announced");
   const Version version{d.incarnation, d.epoch};
-  if (!store(d.uid, version, image)) return;
+  if (store(d.uid, version, image)) held_here(rt, d.uid, version);
+}
+
+void Backups::held_here(Runtime& rt, std::uint64_t uid, Version version) {
   if (process_.me == 0)
-    recorded(rt, d.uid, version, 0);
+    recorded(rt, uid, version, 0);
   else
-    transport_.tell(0, BackupHeld{d.uid, d.incarnation, d.epoch});
+    transport_.tell(0, BackupHeld{uid, version.first, version.second});
 }
 
 void Backups::apply(BackupHeld& d, Incoming& in, Runtime& rt) {

@@ -67,6 +67,7 @@ class Backups {
 
   using Version = std::pair<std::uint32_t, std::uint32_t>;            // a checkpoint's (incarnation, epoch)
   bool store(std::uint64_t uid, Version version, std::string_view image);  // false: a later one is kept
+  void held_here(Runtime& rt, std::uint64_t uid, Version version);         // node 0 records it
   // Node 0: `holder` holds this checkpoint of thread `uid`; the thread hears Stored.
   void recorded(Runtime& rt, std::uint64_t uid, Version version, NodeId holder);
   // Once rebuilt, what was held of the threads' earlier lives goes.

@@ -85,9 +85,38 @@ void serialize(A& a, Checkpoint& c) {
   a(c.thread, c.epoch, c.state, c.outbox, c.inbox, c.clock, c.frames_opened, c.frames, c.dones);
 }
 
+template <class A>
+void save(A& a, const MovingRecords& m) {
+  a(*m.checkpoint, m.new_checkpoint, m.committed, m.covering, m.dones);
+}
+
+template <class A>
+void load(A& a, MovingRecords& m) {
+  a(*m.checkpoint, m.new_checkpoint, m.committed, m.covering, m.dones);
+}
+
 }  // namespace detail
 
 namespace net {
+
+namespace {
+
+// Loads `image` into `into`, with the runtime whose graphs its kept objects name.
+template <class T>
+void load_image(const Runtime& runtime, std::string_view image, T& into, const char* what) {
+  detail::loading = &runtime;
+  try {
+    WireReader in(std::as_bytes(std::span(image.data(), image.size())));
+    in(into);
+    if (!in.done()) throw WireError(std::to_string(in.remaining()) + " bytes after " + what);
+  } catch (...) {
+    detail::loading = nullptr;
+    throw;
+  }
+  detail::loading = nullptr;
+}
+
+}  // namespace
 
 std::string checkpoint_image(const detail::Checkpoint& checkpoint) { return encoded(checkpoint); }
 
@@ -97,17 +126,16 @@ void write_checkpoint(WireWriter& out, const detail::Checkpoint& checkpoint) {
 
 std::shared_ptr<const detail::Checkpoint> load_checkpoint(const Runtime& runtime, std::string_view image) {
   auto checkpoint = std::make_shared<detail::Checkpoint>();
-  detail::loading = &runtime;
-  try {
-    WireReader in(std::as_bytes(std::span(image.data(), image.size())));
-    in(*checkpoint);
-    if (!in.done()) throw WireError(std::to_string(in.remaining()) + " bytes after a checkpoint");
-  } catch (...) {
-    detail::loading = nullptr;
-    throw;
-  }
-  detail::loading = nullptr;
+  load_image(runtime, image, *checkpoint, "a checkpoint");
   return checkpoint;
+}
+
+void write_moving_records(WireWriter& out, const detail::MovingRecords& records) { out(records); }
+
+detail::MovingRecords load_moving_records(const Runtime& runtime, std::string_view image) {
+  detail::MovingRecords records;
+  load_image(runtime, image, records, "a thread's records");
+  return records;
 }
 
 std::pair<std::uint64_t, std::uint32_t> checkpoint_header(std::string_view image) {

@@ -2,6 +2,8 @@
 // retire or move between processes, and calls that end away from node 0.
 #include "replication.hpp"
 
+#include "checkpoint_image.hpp"
+
 #include "dps/errors.hpp"
 #include "dps/graph.hpp"
 #include "dps/net/codec.hpp"
@@ -271,21 +273,32 @@ void Replication::migrate(Thread& t, NodeId to, Done done) {
 // so it arrives after the image.
 bool Replication::send_thread(Thread& t, NodeId to, std::string state, Done arrived) {
   const std::uint64_t request = next_request_.fetch_add(1) + 1;
-  ThreadImage image{t.uid(), request, {}};
+  ThreadImage image{t.uid(), request, {}, t.keeps_records()};
   for (const Thread::Forwarder& f : t.forwarders()) image.forwarders.push_back({f.frame, f.call, f.owner});
   {
     std::lock_guard lock(process_.mu);
     migrations_[request] = {.done = std::move(arrived), .answers = to, .departed = false};
   }
+  std::shared_ptr<detail::MovingRecords> records;
+  if (image.records) records = std::make_shared<detail::MovingRecords>(t.records_to_move(std::move(state)));
   try {
-    transport_.send_directive(to, image, std::move(state));
+    if (records) {
+      std::vector<std::byte> head;
+      WireWriter block(head);  // the state is sent from the records, which the frame keeps until written
+      write_moving_records(block, *records);
+      transport_.send_directive(to, image, block, head, records);
+    } else {
+      transport_.send_directive(to, image, std::move(state));
+    }
   } catch (...) {
     // It stays here. Unless the loss of `to` already said so, say why.
+    if (records) t.records_sent(*records);
     if (Done done = take(migrations_, request).done) done(std::current_exception());
     return false;
   }
   t.depart(to);
   for (NodeId n : membership_.others(to)) transport_.tell(n, ThreadMoved{t.uid(), to});
+  if (records) t.records_sent(*records);  // after ThreadMoved: node 0 then tells it Stored where it went
   let_go(request);  // an answer that came already completes now: node() says `to`
   return true;
 }
@@ -411,7 +424,13 @@ void Replication::apply(ThreadImage& d, Incoming& in, Runtime& rt) {
   }
   std::string image = in.rest.get_string();
   in.nothing_follows();
-  t->relocate(process_.me, image);  // it runs here from now on
+  if (d.records != t->keeps_records())
+    throw WireError(d.records ? "records of a thread that keeps none" : "a thread without its records");
+  // It runs here from now on.
+  if (d.records)
+    t->relocate(process_.me, load_moving_records(rt, image));
+  else
+    t->relocate(process_.me, image);
   transport_.tell(in.sender, MigrateDone{d.request, {}});
 }
 

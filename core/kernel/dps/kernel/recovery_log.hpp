@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -99,6 +100,7 @@ class Inbox {
   Envelope* next(const Stamp& handled);  // the object that waited for `handled`, if any
   const Record& record() const noexcept { return record_; }
   void restore(const Record& record);  // what waited goes: its senders send it again
+  std::vector<Envelope*> take_early();  // what waits, to follow its thread to another process
 
  private:
   void clear_early();
@@ -152,6 +154,17 @@ struct Checkpoint {
   std::vector<FrameDone> dones;
 
   std::size_t bytes() const noexcept;  // what travels to the node that holds it
+};
+
+// A thread's records as they go with it to another process when it migrates (net/): a checkpoint
+// that is not yet held (a new one, unless it keeps no backup: then its records as they are), the
+// last one held, what those on their way cover, and the Done messages they release.
+struct MovingRecords {
+  std::shared_ptr<Checkpoint> checkpoint = std::make_shared<Checkpoint>();
+  bool new_checkpoint = false;  // the node it leaves holds it until a later one is held
+  std::uint32_t committed = 0;
+  std::map<std::uint32_t, std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> covering;
+  std::map<std::uint32_t, std::vector<FrameDone>> dones;
 };
 
 // The buffer of a thread's last checkpoint's state, handed back by whoever let the checkpoint go last

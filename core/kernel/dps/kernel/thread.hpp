@@ -59,6 +59,17 @@ class Thread {
   void relocate(NodeId node, const std::string& image);
   // Backend side: the thread left this process for `node` (its image was sent there).
   void depart(NodeId node);
+  // Under fault tolerance, a thread that moves between processes takes its records along (recovery.cpp):
+  //   auto records = t.records_to_move(state);   // as it leaves, with its state's image
+  //   ... send them, then t.depart(to) ...
+  //   t.records_sent(records);                   // whether it left or stayed
+  //   there: t.relocate(node, std::move(records));
+  bool keeps_records() const noexcept { return recovery_ != nullptr; }
+  detail::MovingRecords records_to_move(std::string state);  // a new checkpoint, unless it keeps no backup
+  // The new checkpoint is kept: here if it left (until its new node's first is held), by its buddy if
+  // it stayed. Having left, what waited in its inbox follows it, and its records here go.
+  void records_sent(const detail::MovingRecords& records);
+  void relocate(NodeId node, detail::MovingRecords&& records);
   // Backend side: frames whose objects this thread forwards to their merge (they move with it).
   struct Forwarder {
     FrameId frame;
@@ -175,6 +186,7 @@ class Thread {
   void send_result(Envelope* e);
   bool admit(Envelope* e);  // false: it waits for its turn, or was handled before (dropped)
   bool checkpoint_due() const;
+  void record_in(detail::Checkpoint& image) const;  // its records, besides its state and epoch
   void on_stored(std::uint32_t epoch);
   void on_covered(std::uint64_t receiver, std::uint32_t incarnation, std::uint64_t number);
   void on_resend(std::uint64_t receiver, const std::vector<std::uint64_t>& rebuilt);

@@ -150,7 +150,8 @@ struct Forward {
 struct ThreadImage {  // old host to new host: the thread, then its mail follows; MigrateDone answers
   std::uint64_t uid = 0, request = 0;
   std::vector<Forward> forwarders;
-  DPS_FIELDS(uid, request, forwarders)
+  bool records = false;  // under fault tolerance: the image is its records (Thread::records_to_move)
+  DPS_FIELDS(uid, request, forwarders, records)
 };  // the state's image follows the directive in the frame
 struct ThreadMoved {  // old host to everyone else
   std::uint64_t uid = 0;
