@@ -37,11 +37,12 @@ struct Outcome {
 };
 
 // 400 pieces (Range{0, 4000}) over two counting workers on each of nodes 1-3, on 4 node processes
-// under fault tolerance; `trace`, when given, sees every event from the start.
+// under fault tolerance (and `options`); `trace`, when given, sees every event from the start.
 struct Farm {
-  explicit Farm(MemoryTrace* trace = nullptr, Backups backups = Backups::Kept)
+  explicit Farm(MemoryTrace* trace = nullptr, Backups backups = Backups::Kept, std::vector<std::string> options = {})
       : app([&] {
-          auto a = in_processes({"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
+          options.insert(options.begin(), {"--nodes", "4", "--fault-tolerance", "--checkpoint-every", "0.02"});
+          auto a = in_processes(options);
           if (trace) a->trace_to(trace);
           return a;
         }()),
@@ -212,6 +213,30 @@ TEST(ClusterFaultTolerance, ThreadsMigratedToANodeKilledBeforeDuringOrAfterTheir
     }
     EXPECT_EQ(farm.seen(), 400) << "node 3 " << when;
   }
+}
+
+// --replace: node 2 killed mid-call; its workers, rebuilt on node 3 (which held their checkpoints),
+// move to node 4, started in its place, once they handled again what they were sent. The call ends
+// with every piece once, and the farm has two workers on each of nodes 1, 3 and 4 again.
+TEST(ClusterFaultTolerance, WithReplaceANodeStartedInPlaceOfAKilledOneTakesItsThreads) {
+  Farm farm(nullptr, Backups::Kept, {"--replace"});
+  auto call = farm.graph.call(Range{0, 4000});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  farm.kill(2);
+  const Partial result = within(std::move(call), "the call after node 2 was killed");
+  EXPECT_EQ(result.sum, triangle(4000));
+  const auto on = [&](NodeId node) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < farm.workers.size(); ++i) n += farm.workers.node(i) == node;
+    return n;
+  };
+  EXPECT_TRUE(eventually([&] { return on(4) == 2; }, std::chrono::seconds(10)))
+      << on(4) << " workers on node 4, " << on(3) << " on node 3";
+  EXPECT_EQ(farm.app->node_ids(), (std::vector<NodeId>{0, 1, 3, 4}));
+  EXPECT_EQ(on(1), 2u);
+  EXPECT_EQ(on(3), 2u);
+  EXPECT_EQ(within(farm.graph.call(Range{0, 4000}), "a call after node 4 replaced node 2").sum, triangle(4000));
+  EXPECT_EQ(farm.seen(), 800);
 }
 
 }  // namespace

@@ -279,5 +279,36 @@ void buddy_inside(const std::string& hostfile) {
 
 TEST(MultiHost, AThreadsBackupIsOnAnotherHostSoItIsRebuiltThere) { on_cluster(buddy_inside, {1, 2, 2}); }
 
+// Four hosts of a slot each, three nodes under --replace: host 3 is spare. Node 1 killed mid-call,
+// its worker is rebuilt on node 2 (which held its checkpoints), then moves to node 3, started on the
+// spare host (node n runs on slot n mod 4).
+void spare_inside(const std::string& hostfile) {
+  auto app = in_processes(
+      {"--hostfile", hostfile, "--nodes", "3", "--fault-tolerance", "--checkpoint-every", "0.05", "--replace"});
+  ASSERT_EQ(app->nodes(), 3u);
+  auto master = app->threads<Stateless>("master", 1);
+  auto workers = app->threads<Counter>("workers", 0);
+  for (NodeId n = 1; n < 3; ++n) workers.add_on(n);
+  auto graph =
+      app->graph(op<Pieces<>>(master).window(16) >> op<AddRange<Counter, 5>>(workers) >> op<SumPartials<>>(master));
+  auto call = graph.call(Range{0, 2000});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto& tcp = dynamic_cast<net::TcpBackend&>(app->runtime().backend());
+  ASSERT_EQ(::kill(static_cast<pid_t>(tcp.process_id(1)), SIGKILL), 0);
+  EXPECT_EQ(within(std::move(call), "the call after node 1 was killed", std::chrono::seconds(60)).sum, triangle(2000));
+  EXPECT_TRUE(eventually([&] { return workers.node(0) == 3; }, std::chrono::seconds(30)))
+      << "node 1's worker is on node " << workers.node(0);
+  EXPECT_EQ(app->node_ids(), (std::vector<NodeId>{0, 2, 3}));
+  EXPECT_EQ(workers.node(1), 2u);
+  EXPECT_EQ(within(graph.call(Range{0, 2000}), "a call after node 3 replaced node 1").sum, triangle(2000));
+  long seen = 0;
+  while (workers.size()) seen += workers.remove(0).get().seen;
+  EXPECT_EQ(seen, 400) << "every piece of both calls counted once";
+}
+
+TEST(MultiHost, WithReplaceANodeStartedOnTheSpareHostTakesTheKilledNodesThread) {
+  on_cluster(spare_inside, {1, 1, 1, 1});
+}
+
 }  // namespace
 }  // namespace dps::test

@@ -8,6 +8,7 @@
 #include "dps/kernel/runtime.hpp"
 #include "dps/local_backend.hpp"
 #include "dps/trace_file.hpp"
+#include "replacement.hpp"
 #include "run_image.hpp"
 
 #include <algorithm>
@@ -88,6 +89,8 @@ CommandLine Application::parse(int argc, char** argv) {
       (arg == "--hostfile" ? c.hostfile : c.trace) = argv[++i];
     } else if (arg == "--local") {
       c.in_process = true;
+    } else if (arg == "--replace") {
+      c.replace = true;
     } else if (arg == "--fault-tolerance") {
       fault_tolerance = true;
     } else if (arg == "--checkpoint-every") {
@@ -110,6 +113,7 @@ CommandLine Application::parse(int argc, char** argv) {
   if (!fault_tolerance) c.checkpoint_every = 0;
   if (c.checkpoint_operations && !fault_tolerance)
     throw std::invalid_argument("--checkpoint-ops needs --fault-tolerance");
+  if (c.replace && !fault_tolerance) throw std::invalid_argument("--replace needs --fault-tolerance");
   if (fault_tolerance && !every_given)
     c.checkpoint_every = c.checkpoint_operations ? std::numeric_limits<double>::infinity() : kDefaultCheckpointEvery;
   return c;
@@ -136,6 +140,17 @@ Application::Application(CommandLine command_line, BackendMaker make) {
     runtime_.reset();
     backend_.reset();
     std::exit(status);
+  }
+  if (command_line.replace) {
+    if (simulated())
+      throw std::invalid_argument("--replace is not simulated yet: the simulator rebuilds on the survivors");
+    if (!can_add_nodes())
+      throw std::invalid_argument(
+          "--replace starts nodes, and this application cannot: srun or mpirun fixed its nodes");
+    replacement_ = std::make_unique<detail::Replacement>(*this);
+    runtime_->on_recovered([r = replacement_.get()](NodeId failed, std::vector<std::uint64_t> threads) {
+      r->request(failed, std::move(threads));
+    });
   }
   if (!command_line.restart.empty())
     restart_ = std::make_unique<detail::RunImage>(detail::read_run_image(command_line.restart, program_));
@@ -187,9 +202,11 @@ Application::~Application() {
       std::fprintf(stderr, "dps: the trace is incomplete: %s\n", e.what());
     }
   }
+  if (replacement_) replacement_->stop();  // requests the network thread makes now are dropped
   if (owns_context_ && detail::current().runtime == runtime_.get()) detail::current().runtime = nullptr;
   runtime_.reset();
   backend_.reset();
+  replacement_.reset();
 }
 
 void Application::sleep_until(double time) {

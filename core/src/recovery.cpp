@@ -392,7 +392,10 @@ void Runtime::rebuild(NodeId node, const std::vector<detail::Rebuilt>& plan) {
     if (!gone(t->uid())) everyone.insert(t->uid());
   std::lock_guard lock(recovery_mu_);
   if (coordinates())  // node 0 knows when each has handled again what it was sent (replayed)
-    for (const detail::Rebuilt& r : plan) replaying_.emplace(r.thread, node);
+    for (const detail::Rebuilt& r : plan) {
+      replaying_.emplace(r.thread, node);
+      rebuilt_from_[node].push_back(r.thread);
+    }
   for (Thread* t : here) {
     std::unordered_set<std::uint64_t>& awaited = rejoining_[t->uid()] = everyone;
     awaited.erase(t->uid());
@@ -445,8 +448,19 @@ void Runtime::resend(const std::vector<detail::Rebuilt>& plan) {
 
 void Runtime::replayed(std::uint64_t rebuilt) {
   if (!coordinates()) return link_->replayed(rebuilt);  // node 0 tracks the replays
-  std::lock_guard lock(recovery_mu_);
-  replaying_.erase(rebuilt);
+  NodeId failed = 0;
+  std::vector<std::uint64_t> threads;
+  {
+    std::lock_guard lock(recovery_mu_);
+    const auto it = replaying_.find(rebuilt);
+    if (it == replaying_.end()) return;
+    failed = it->second;
+    replaying_.erase(it);
+    if (std::any_of(replaying_.begin(), replaying_.end(), [&](const auto& r) { return r.second == failed; })) return;
+    threads = std::move(rebuilt_from_[failed]);
+    rebuilt_from_.erase(failed);
+  }
+  if (on_recovered_) on_recovered_(failed, std::move(threads));
 }
 
 bool Runtime::rejoined(std::uint64_t rebuilt, std::uint64_t survivor) {

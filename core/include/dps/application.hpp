@@ -47,6 +47,7 @@ struct CommandLine {
   // --checkpoint-every seconds (1 by default); --restart DIR: the run goes on from the one there.
   std::string checkpoint_dir, restart;
   double disk_checkpoint_every = 0;
+  bool replace = false;  // --replace: a node started in place of a failed one takes its rebuilt threads
   std::vector<std::string> rest;
   int argc = 0;
   char** argv = nullptr;
@@ -56,6 +57,7 @@ class TraceFile;
 
 namespace detail {
 struct RunImage;  // a disk checkpoint (core/src/run_image.hpp)
+class Replacement;  // --replace (core/src/replacement.hpp)
 // The backend of Application(argc, argv). Defined by the backend library the program links:
 // dps::dps (node processes over TCP) or dps::sim (the simulator), which takes its own options out of
 // command_line.rest; the help lists those options.
@@ -87,9 +89,10 @@ class Application {
  public:
   explicit Application(ApplicationOptions options = {});
   // Reads --nodes N, --workers W, --hostfile FILE, --local, --trace FILE, --fault-tolerance,
-  // --checkpoint-every S and --checkpoint-ops K; every other argument is left in args(). Throws std::invalid_argument
-  // with a one-line reason on a bad value. On a cluster, this constructor returns on node 0 only: in the other node
-  // processes it serves until node 0's application ends, then ends the process.
+  // --checkpoint-every S, --checkpoint-ops K, --checkpoint-dir DIR, --restart DIR and --replace; every other argument
+  // is left in args(). Throws std::invalid_argument with a one-line reason on a bad value. On a cluster, this
+  // constructor returns on node 0 only: in the other node processes it serves until node 0's application ends, then
+  // ends the process.
   Application(int argc, char** argv) : Application(parse(argc, argv), &detail::command_line_backend) {}
   // Runs on a given backend (the simulator and TCP backends, or a test's).
   explicit Application(std::unique_ptr<Backend> backend);
@@ -106,7 +109,9 @@ class Application {
            "  --checkpoint-every S  seconds between a thread's checkpoints (default 1)\n"
            "  --checkpoint-ops K  a thread's checkpoint after K operations too (alone: after K only)\n"
            "  --checkpoint-dir DIR  between calls, the run's threads and progress are written there\n"
-           "  --restart DIR       go on from the checkpoint in DIR (written by --checkpoint-dir)\n";
+           "  --restart DIR       go on from the checkpoint in DIR (written by --checkpoint-dir)\n"
+           "  --replace           a node started in place of a failed one (on the hostfile's next slot)\n"
+           "                      takes the threads rebuilt after it failed\n";
   }
   static CommandLine parse(int argc, char** argv);
   const std::vector<std::string>& args() const noexcept { return args_; }
@@ -218,6 +223,7 @@ class Application {
   }
 
   std::vector<std::string> args_;
+  std::unique_ptr<detail::Replacement> replacement_;  // --replace; stopped before the runtime goes
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<TraceFile> trace_file_;  // --trace

@@ -132,6 +132,10 @@ class Runtime {
   // once it heard from every thread that survived its node.
   bool rejoined(std::uint64_t rebuilt, std::uint64_t survivor);
   void replayed(std::uint64_t rebuilt);  // all it was sent again came: a failure now loses no copy
+  // Node 0: called, from whichever thread heard the last replay, once every thread rebuilt after
+  // `failed` failed handled again what it was sent (--replace moves them to a node started for them).
+  using Recovered = std::function<void(NodeId failed, std::vector<std::uint64_t> rebuilt)>;
+  void on_recovered(Recovered recovered) { on_recovered_ = std::move(recovered); }
   // A thread was rebuilt. A call's result may then come before the rebuilt threads ran again all they
   // had run since their checkpoints (their states are exact once they have): backends wait for both.
   bool recovered() const noexcept { return recovered_.load(std::memory_order_acquire); }
@@ -177,6 +181,8 @@ class Runtime {
   std::unordered_map<std::uint64_t, std::unordered_set<std::uint64_t>> rejoining_;  // rebuilt -> threads awaited
   // Node 0: rebuilt threads not done handling again what they were sent, and the node they were lost with.
   std::unordered_map<std::uint64_t, NodeId> replaying_;
+  std::unordered_map<NodeId, std::vector<std::uint64_t>> rebuilt_from_;  // node 0: by failed node, until replayed
+  Recovered on_recovered_;
 
   std::atomic<CallId> next_call_{0};
   std::atomic<FrameId> next_frame_{0};
