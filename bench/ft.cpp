@@ -4,7 +4,9 @@
 // differ. Then the same stencil on 3 node processes, traced, node 2 SIGKILLed once it used --kill-cpu
 // seconds of CPU (scripts/kill-a-node): its recovery, from the failure to the end of the last rebuilt
 // thread's replay (dps/trace/recovery.hpp), against its bound, 0.5 s plus the lost states at the
-// link's rate plus the work done again. Then bench-checkpoint: a checkpoint of 256 MiB against copying
+// link's rate plus the work done again; and the simulator's prediction of that run (stencil-sim on
+// the model calibrate measures of the 3 node processes, node 2 failing when the trace says it
+// did). Then bench-checkpoint: a checkpoint of 256 MiB against copying
 // it once over loopback, and (--netns, as root) over a 1 Gbit/s link between hosts of a namespace
 // cluster.
 //
@@ -14,7 +16,8 @@
 // The last line is JSON: overhead_lu and overhead_stencil (fractions, Goal <= 0.05), with the times
 // they come from, and whether each result was the same with and without; recovery_s and
 // recovery_bound_s (medians; Goal recovery_s <= recovery_bound_s) and whether the recovered runs'
-// checksums were those of the runs without failure; checkpoint_ratio (Goal <= 1.5, the largest of
+// checksums were those of the runs without failure; predicted_error, the median of |predicted -
+// real| / real over the recovered runs (Goal <= 0.1), with both times; checkpoint_ratio (Goal <= 1.5, the largest of
 // loopback's and the namespace cluster's) with each.
 #include "median.hpp"
 #include "peer.hpp"
@@ -24,6 +27,7 @@
 #include <dps/trace/recovery.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -56,13 +60,15 @@ void measure(Side& side, const std::string& command, const std::string& ft, cons
 // The stencil's recoveries, each from a run killed once.
 struct Recoveries {
   std::vector<double> seconds, bounds, work, lost_mib;
+  std::vector<double> real_s, predicted_s, errors;  // the whole run's
   bool same = true;
 };
 
 // `command` (the stencil on 3 node processes) traced, node 2 killed once it used `cpu` s of CPU, and
 // the recovery its trace records. The lost states are the rebuilt threads' blocks of the n x n grid.
-void recover(Recoveries& out, const std::string& command, double cpu, long n, double bytes_per_s,
-             const std::string& checksum) {
+// `simulated` is the same run in the simulator, to which " --fail 2@SECONDS" is added.
+void recover(Recoveries& out, const std::string& command, const std::string& simulated, double cpu, long n,
+             double bytes_per_s, const std::string& checksum) {
   const std::string trace = "/tmp/bench-ft-recovery.dpstrace";
   const std::string line = run_peer(std::string(DPS_SOURCE_DIR) + "/scripts/kill-a-node " + std::to_string(cpu) +
                                     " 2 " + command + " --trace " + trace + " 2>/dev/null");
@@ -78,11 +84,18 @@ void recover(Recoveries& out, const std::string& command, double cpu, long n, do
   out.lost_mib.push_back(lost / (1 << 20));
   out.bounds.push_back(0.5 + lost / bytes_per_s + r.replayed_work);
   out.same = out.same && text_of(line, "checksum") == checksum;
+  char failed[32];
+  std::snprintf(failed, sizeof failed, "%.4f", r.failed);
+  const std::string prediction = run_peer(simulated + " --fail 2@" + failed + " 2>/dev/null");
+  out.same = out.same && text_of(prediction, "checksum") == checksum;
+  out.real_s.push_back(field(line, "time_s"));
+  out.predicted_s.push_back(field(prediction, "predicted_s"));
+  out.errors.push_back(std::abs(out.predicted_s.back() - out.real_s.back()) / out.real_s.back());
   std::printf(
-      "node 2 killed: %zu thread(s) rebuilt, %.1f MiB, recovered in %.3f s (bound %.3f s: %.3f s done again), "
-      "checksum %s\n",
-      r.threads.size(), out.lost_mib.back(), r.seconds(), out.bounds.back(), r.replayed_work,
-      text_of(line, "checksum").c_str());
+      "node 2 killed at %s s: %zu thread(s) rebuilt, %.1f MiB, recovered in %.3f s (bound %.3f s: %.3f s done "
+      "again), checksum %s; the run %.3f s, predicted %.3f s\n",
+      failed, r.threads.size(), out.lost_mib.back(), r.seconds(), out.bounds.back(), r.replayed_work,
+      text_of(line, "checksum").c_str(), out.real_s.back(), out.predicted_s.back());
 }
 
 }  // namespace
@@ -117,9 +130,13 @@ int main(int argc, char** argv) {
     Recoveries recovered;
     const std::string checksum =
         text_of(run_peer(std::string(DPS_STENCIL) + " --nodes 2 --n 4096 --iterations 200"), "checksum");
+    const std::string model = "/tmp/bench-ft-model.json";
+    run_lines(std::string(DPS_CALIBRATE) + " --nodes 3 --seconds 0.5 --out " + model);
+    const std::string stencil_run = " --nodes 3 --n 4096 --iterations 200 " + ft;
     for (long k = 0; k < repeat; ++k)
-      recover(recovered, std::string(DPS_STENCIL) + " --nodes 3 --n 4096 --iterations 200 " + ft, kill_cpu, 4096,
+      recover(recovered, DPS_STENCIL + stencil_run, DPS_STENCIL_SIM + stencil_run + " --model " + model, kill_cpu, 4096,
               loopback_bytes_per_s, checksum);
+    std::remove(model.c_str());
     std::string over_link = "null";
     if (netns) {
       const std::string script = std::string(DPS_SOURCE_DIR) + "/scripts/netns-cluster";
@@ -144,12 +161,14 @@ int main(int argc, char** argv) {
         "{\"checkpoint_every\": %g, \"overhead_lu\": %.4f, \"lu_s\": %.3f, \"lu_ft_s\": %.3f, \"lu_same\": %s, "
         "\"overhead_stencil\": %.4f, \"stencil_s\": %.3f, \"stencil_ft_s\": %.3f, \"stencil_same\": %s, "
         "\"goal\": 0.05, \"recovery_s\": %.3f, \"recovery_bound_s\": %.3f, \"recovery_replayed_work_s\": %.3f, "
-        "\"recovery_lost_mib\": %.1f, \"recovery_same\": %s, \"predicted_error\": null, "
+        "\"recovery_lost_mib\": %.1f, \"recovery_same\": %s, \"predicted_error\": %.4f, \"recovered_run_s\": %.3f, "
+        "\"recovered_run_predicted_s\": %.3f, \"predicted_goal\": 0.1, "
         "\"checkpoint_ratio\": %.3f, \"checkpoint_ratio_loopback\": %.3f, "
         "\"checkpoint_ratio_1gbit\": %s, \"checkpoint_goal\": 1.5}\n",
         every, lu.overhead(), median(lu.plain), median(lu.tolerant), lu.same ? "true" : "false", stencil.overhead(),
         median(stencil.plain), median(stencil.tolerant), stencil.same ? "true" : "false", median(recovered.seconds),
         median(recovered.bounds), median(recovered.work), median(recovered.lost_mib), recovered.same ? "true" : "false",
+        median(recovered.errors), median(recovered.real_s), median(recovered.predicted_s),
         netns ? std::max(loopback, std::stod(over_link)) : loopback, loopback, over_link.c_str());
     return 0;
   });
