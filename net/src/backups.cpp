@@ -104,20 +104,32 @@ void Backups::apply(BackupHeld& d, Incoming& in, Runtime& rt) {
 
 // Node 0 knows who holds a checkpoint before its thread hears Stored, and so before the thread's
 // senders drop what it covers: a failure finds the checkpoint where node 0 says.
+// The node that held the last one drops it: a rebuild never asks it (its buddy changed: the thread
+// migrated, was rebuilt, or its buddy failed), and a state's copy is as large as the state.
 void Backups::recorded(Runtime& rt, std::uint64_t uid, Version version, NodeId holder) {
+  NodeId former = 0;
   {
     std::lock_guard lock(mu_);
     Held& h = table_[uid];
     if (version < h.version) return;  // an earlier one, or an earlier life's
+    if (h.node != holder) former = h.node;
     h = {holder, version};
     if (holder != process_.me) kept_.erase(uid);  // what node 0 held of it is older
   }
+  if (former != 0) transport_.tell(former, BackupDropped{uid, version.first, version.second});
   Thread* t = rt.thread(uid);
   if (!t) return;  // gone meanwhile
   auto* e = new Envelope;
   e->kind = Message::Stored;
   e->count = version.second;
   rt.send(process_.me, *t, e);
+}
+
+void Backups::apply(BackupDropped& d, Incoming& in, Runtime&) {
+  in.nothing_follows();
+  std::lock_guard lock(mu_);
+  if (const auto it = kept_.find(d.uid); it != kept_.end() && it->second.version < Version{d.incarnation, d.epoch})
+    kept_.erase(it);
 }
 
 // Decoded under the lock rather than copied out of it: a rebuild asks once, and a store meanwhile

@@ -1,7 +1,8 @@
 // Backups: fault tolerance across node processes (docs/fault-tolerance.md). A thread's checkpoints
-// go to the next live node on another host, its buddy, which holds the latest and tells node 0; node 0 records who
-// holds what, then answers the thread with Stored. Node 0 holds a thread's first checkpoint itself
-// until another node holds one, so a node may fail as soon as its threads are added. When a node
+// go to the next live node on another host, its buddy, which holds the latest and tells node 0; node
+// 0 records who holds what, then answers the thread with Stored (and a node that held an earlier one
+// drops it). Node 0 holds a thread's first checkpoint itself until another node holds one, so a node
+// may fail as soon as its threads are added. When a node
 // fails, node 0 decides where each of its threads is rebuilt (Runtime::node_failed); every process
 // rebuilds (Rebuild), and once all did, every process sends again what the rebuilt threads had not
 // covered (Resend).
@@ -38,7 +39,7 @@ namespace dps::net {
 
 class Backups {
  public:
-  using Handles = DirectiveKinds<BackupKept, BackupHeld, Rebuild, Rebuilt, Resend, Replayed>;
+  using Handles = DirectiveKinds<BackupKept, BackupHeld, BackupDropped, Rebuild, Rebuilt, Resend, Replayed>;
 
   Backups(NodeProcess& process, Transport& transport, Membership& membership);
 
@@ -60,6 +61,7 @@ class Backups {
   NodeId buddy_of(NodeId me) const;
   void apply(BackupKept& d, Incoming& in, Runtime& rt);
   void apply(BackupHeld& d, Incoming& in, Runtime& rt);
+  void apply(BackupDropped& d, Incoming& in, Runtime& rt);
   void apply(Rebuild& d, Incoming& in, Runtime& rt);
   void apply(Rebuilt& d, Incoming& in, Runtime& rt);
   void apply(Resend& d, Incoming& in, Runtime& rt);

@@ -201,6 +201,12 @@ struct BackupHeld {  // holder -> node 0
   std::uint32_t epoch = 0;
   DPS_FIELDS(uid, incarnation, epoch)
 };
+struct BackupDropped {  // node 0 -> a former holder: a later checkpoint of the thread is held elsewhere
+  std::uint64_t uid = 0;
+  std::uint32_t incarnation = 0;
+  std::uint32_t epoch = 0;
+  DPS_FIELDS(uid, incarnation, epoch)
+};
 struct RebuiltThread {
   std::uint64_t uid = 0;
   std::uint32_t at = 0, incarnation = 0;
@@ -279,6 +285,6 @@ using Directive = std::variant<Join, Members, Leaving, Departing, Sealed, Ready,
                                Shutdown, CollectionCreated, ThreadAdded, ThreadDropped, GraphCreated, StateRequest,
                                StateReturned, MigrateRequest, MigrateDone, ThreadImage, ThreadMoved, CallResult,
                                CallFailure, CallAbort, Tracing, TraceBatch, TraceFlush, TraceFlushed, Goodbye, PeerLost,
-                               ThreadGone, BackupKept, BackupHeld, Rebuild, Rebuilt, Resend, Replayed>;
+                               ThreadGone, BackupKept, BackupHeld, Rebuild, Rebuilt, Resend, Replayed, BackupDropped>;
 
 }  // namespace dps::net
