@@ -196,6 +196,12 @@ TEST(ClusterFaultTolerance, ThreadsMigratedToANodeKilledBeforeDuringOrAfterTheir
     Partial result;
     try {
       result = within(std::move(call), "the call, node 3 " + when + " the migrations began");
+    } catch (const NodeFailure& e) {
+      // Killed at once, node 3 may fail before node 0 records the checkpoint worker 2 left node 2
+      // with, its last one being on node 3: lost with its backup, it fails the call, clearly.
+      EXPECT_EQ(kill_after_ms, 0) << e.what();
+      EXPECT_EQ(e.node, 3u) << e.what();
+      continue;
     } catch (const std::exception& e) {
       ADD_FAILURE() << "node 3 " << when << ": " << e.what();
       continue;

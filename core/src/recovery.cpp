@@ -241,6 +241,7 @@ void Thread::on_resend(std::uint64_t receiver, const std::vector<std::uint64_t>&
 }
 
 void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uint32_t incarnation) {
+  std::unique_lock standing_in(standing_in_);  // its strand may be forwarding what reached it here
   const std::vector<Envelope*> requests = wipe();
   if (migration_) {
     migration_->done(std::make_exception_ptr(NodeFailure(node_.load(), "it failed before " + name() + " could migrate")));
@@ -279,6 +280,7 @@ void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uin
   }
   r.last = -1;  // its backup is where it now runs: a new one at once
   node_.store(node, std::memory_order_release);
+  standing_in.unlock();
   for (Envelope* e : requests) runtime_.enqueue(*this, e);
 }
 
@@ -343,6 +345,7 @@ void Runtime::deliver_result(Envelope* e) {
 }
 
 bool Runtime::node_failed(NodeId node, const std::string& reason) {
+  std::lock_guard failures(failures_mu_);
   lifecycle(Lifecycle::NodeFailed, nullptr, node);
   if (!fault_tolerant()) return fail_calls(std::make_exception_ptr(NodeFailure(node, reason))), false;
   std::optional<NodeId> earlier;  // a failure whose rebuilt threads still replay
@@ -450,6 +453,7 @@ void Runtime::replayed(std::uint64_t rebuilt) {
   if (!coordinates()) return link_->replayed(rebuilt);  // node 0 tracks the replays
   NodeId failed = 0;
   std::vector<std::uint64_t> threads;
+  std::vector<std::pair<NodeId, std::string>> late;
   {
     std::lock_guard lock(recovery_mu_);
     const auto it = replaying_.find(rebuilt);
@@ -459,8 +463,22 @@ void Runtime::replayed(std::uint64_t rebuilt) {
     if (std::any_of(replaying_.begin(), replaying_.end(), [&](const auto& r) { return r.second == failed; })) return;
     threads = std::move(rebuilt_from_[failed]);
     rebuilt_from_.erase(failed);
+    if (replaying_.empty()) late.swap(late_);
   }
   if (on_recovered_) on_recovered_(failed, std::move(threads));
+  for (const auto& [node, reason] : late) node_failed(node, reason);
+}
+
+void Runtime::moved_to_failed(NodeId node, const std::string& reason) {
+  std::lock_guard failures(failures_mu_);  // a failure being planned now has its threads replaying after
+  {
+    std::lock_guard lock(recovery_mu_);
+    if (!replaying_.empty()) {
+      late_.emplace_back(node, reason);
+      return;
+    }
+  }
+  node_failed(node, reason);
 }
 
 bool Runtime::rejoined(std::uint64_t rebuilt, std::uint64_t survivor) {

@@ -124,6 +124,7 @@ void Thread::resend_first() {
 
 // This thread lives in another process: what reaches this stand-in follows it there.
 bool Thread::forward() {
+  std::lock_guard lock(standing_in_);
   for (Envelope* e : {std::exchange(pending_, nullptr), mailbox_.take()}) {
     while (e) {
       Envelope* next = std::exchange(e->next, nullptr);
@@ -147,8 +148,8 @@ void Thread::relocate(NodeId node, const std::string& image) {
     state_->load(image);
   else  // a stand-in receiving the thread
     state_ = detail::make_state(collection_.state_type(), &image);
-  node_.store(node, std::memory_order_release);
   if (recovery_) recovery_->last = -1;  // its backup may be where it now runs: a new one at once
+  node_.store(node, std::memory_order_release);  // last: hosted here, its strand may run it at once
 }
 
 void Thread::depart(NodeId node) {

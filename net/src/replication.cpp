@@ -9,6 +9,7 @@
 #include "dps/net/codec.hpp"
 #include "dps/kernel/thread.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -436,7 +437,14 @@ void Replication::apply(ThreadImage& d, Incoming& in, Runtime& rt) {
 
 void Replication::apply(ThreadMoved& d, Incoming& in, Runtime& rt) {
   in.nothing_follows();
-  if (Thread* t = rt.thread(d.uid)) t->depart(d.node);
+  Thread* t = rt.thread(d.uid);
+  if (!t) return;
+  t->depart(d.node);
+  // Node 0 declared the node it moved to failed before it heard of the move: the thread was lost
+  // with it, unseen by that recovery. A recovery of its own rebuilds it (or fails the calls, saying why).
+  const std::vector<NodeId> live = membership_.nodes();
+  if (process_.me == 0 && rt.fault_tolerant() && std::find(live.begin(), live.end(), d.node) == live.end())
+    rt.moved_to_failed(d.node, "it failed as " + t->name() + " moved to it");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -132,6 +132,9 @@ class Runtime {
   // once it heard from every thread that survived its node.
   bool rejoined(std::uint64_t rebuilt, std::uint64_t survivor);
   void replayed(std::uint64_t rebuilt);  // all it was sent again came: a failure now loses no copy
+  // Node 0: a thread moved to `node` after it was declared failed (node 0 heard of the move late):
+  // lost with it, it is recovered as the node's threads were, once the recovery under way ended.
+  void moved_to_failed(NodeId node, const std::string& reason);
   // Node 0: called, from whichever thread heard the last replay, once every thread rebuilt after
   // `failed` failed handled again what it was sent (--replace moves them to a node started for them).
   using Recovered = std::function<void(NodeId failed, std::vector<std::uint64_t> rebuilt)>;
@@ -183,6 +186,8 @@ class Runtime {
   std::unordered_map<std::uint64_t, NodeId> replaying_;
   std::unordered_map<NodeId, std::vector<std::uint64_t>> rebuilt_from_;  // node 0: by failed node, until replayed
   Recovered on_recovered_;
+  std::vector<std::pair<NodeId, std::string>> late_;  // node 0: moved_to_failed while a recovery ran
+  std::recursive_mutex failures_mu_;                  // node 0: one failure planned at a time (from several threads)
 
   std::atomic<CallId> next_call_{0};
   std::atomic<FrameId> next_frame_{0};

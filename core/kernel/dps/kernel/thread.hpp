@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -199,6 +200,9 @@ class Thread {
   const std::uint64_t uid_;
   std::atomic<NodeId> node_;
   std::atomic<Pace> pace_{Pace::Unknown};
+  // A stand-in's strand forwards what reaches it while the network thread may rebuild the thread
+  // here (restore): one at a time.
+  std::mutex standing_in_;
   std::unique_ptr<detail::StateBox> state_;
 
   detail::Mailbox mailbox_;
