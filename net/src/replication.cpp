@@ -423,15 +423,18 @@ void Replication::apply(ThreadImage& d, Incoming& in, Runtime& rt) {
     if (!rt.thread(f.owner) && !rt.gone(f.owner)) throw WireError("forwarder to unknown thread");
     t->forward_frame({f.frame, f.call, f.owner});
   }
-  std::string image = in.rest.get_string();
-  in.nothing_follows();
   if (d.records != t->keeps_records())
     throw WireError(d.records ? "records of a thread that keeps none" : "a thread without its records");
-  // It runs here from now on.
-  if (d.records)
+  // It runs here from now on. Records are decoded from the frame where it lies, not a copy of it.
+  if (d.records) {
+    const std::string_view image = in.rest.get_string_view();
+    in.nothing_follows();
     t->relocate(process_.me, load_moving_records(rt, image));
-  else
+  } else {
+    const std::string image = in.rest.get_string();
+    in.nothing_follows();
     t->relocate(process_.me, image);
+  }
   transport_.tell(in.sender, MigrateDone{d.request, {}});
 }
 
