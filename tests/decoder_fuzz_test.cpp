@@ -176,6 +176,18 @@ TEST(DecoderFuzz, ValidFramesDecodeToWhatWasEncoded) {
         EXPECT_EQ(got->frames[i].home, want.frames[i].home);
         EXPECT_EQ(got->frames[i].parent_seq, want.frames[i].parent_seq);
       }
+      EXPECT_EQ(got->stamp.link, want.stamp.link);
+      EXPECT_EQ(got->stamp.time, want.stamp.time);
+      ASSERT_EQ(got->determinants != nullptr, want.determinants != nullptr);
+      if (want.determinants) {
+        ASSERT_EQ(got->determinants->runs.size(), want.determinants->runs.size());
+        for (std::size_t i = 0; i < want.determinants->runs.size(); ++i) {
+          EXPECT_EQ(got->determinants->runs[i].owner, want.determinants->runs[i].owner);
+          EXPECT_EQ(got->determinants->runs[i].first, want.determinants->runs[i].first);
+          EXPECT_EQ(got->determinants->runs[i].entries, want.determinants->runs[i].entries);
+        }
+        EXPECT_EQ(got->determinants->stable, want.determinants->stable);
+      }
       const bool same = want.vertex == 0   ? same_payload<Job>(*got, want)
                         : want.vertex == 1 ? same_payload<Piece>(*got, want)
                                            : same_payload<Sum>(*got, want);

@@ -418,5 +418,89 @@ TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
   for (Envelope* e : {sent[0], sent[1], sent[2], sent[3], fresh}) delete e;
 }
 
+// A thread's log tells each receiver once what it was not told yet (its own order only if it was
+// rebuilt), learns what others tell it as prefixes, and forgets what a held checkpoint covers.
+TEST(RecoveryLog, ACausalLogTellsEachReceiverOnceWhatItDoesNotKnowAndForgetsWhatACheckpointCovers) {
+  using detail::Determinant;
+  detail::CausalLog a;
+  a.record(7, 0, {1, 100});
+  a.record(7, 1, {2, 200});
+  a.record(7, 3, {3, 300});  // a gap: not known
+  auto news = a.news_for(9);
+  ASSERT_TRUE(news);
+  ASSERT_EQ(news->runs.size(), 1u);
+  EXPECT_EQ(news->runs[0].owner, 7u);
+  EXPECT_EQ(news->runs[0].first, 0u);
+  EXPECT_EQ(news->runs[0].entries, (std::vector<Determinant>{{1, 100}, {2, 200}}));
+  EXPECT_FALSE(a.news_for(9)) << "told once";
+  EXPECT_FALSE(a.news_for(7)) << "a thread knows its own order";
+  EXPECT_TRUE(a.news_for(7, /*its_own=*/true)) << "unless it was rebuilt";
+  a.record(7, 2, {3, 300});
+  news = a.news_for(9);
+  ASSERT_TRUE(news);
+  EXPECT_EQ(news->runs[0].first, 2u) << "only what came since";
+  a.forget_told(9);
+  EXPECT_EQ(a.news_for(9)->runs[0].entries.size(), 3u) << "rebuilt, it is told again";
+
+  detail::CausalLog b;  // what 9 learns: a prefix, however often and in whatever pieces it hears it
+  b.learn(*news);       // 2 alone, after a gap: nothing
+  EXPECT_EQ(b.entries(), 0u);
+  detail::Determinants first{{{7, 0, {{1, 100}, {2, 200}}}}, {}};
+  b.learn(first);
+  b.learn(first);
+  b.learn(*news);
+  EXPECT_EQ(b.entries(), 3u);
+  b.learn(detail::Determinants{{}, {{7, 2}}});  // 7's held checkpoint covers its first two
+  EXPECT_EQ(b.entries(), 1u);
+  a.stable(7, 3);
+  detail::CausalLog c;
+  c.learn(*a.news_for(10));
+  EXPECT_EQ(c.entries(), 0u) << "what a held checkpoint covers is not told";
+  c.learn(detail::Determinants{{{7, 1, {{2, 200}, {3, 300}, {4, 400}}}}, {}});
+  EXPECT_EQ(c.entries(), 1u) << "only what the checkpoint does not cover is kept";
+
+  detail::ReplayScript script;  // a thread rebuilt from the checkpoint of its first two
+  script.restart(2);
+  script.learn(first, 7);
+  EXPECT_EQ(script.front(), nullptr) << "covered by its checkpoint";
+  script.learn(detail::Determinants{{{8, 2, {{5, 500}}}, {7, 1, {{2, 200}, {3, 300}, {4, 400}}}}, {}}, 7);
+  ASSERT_NE(script.front(), nullptr);
+  EXPECT_EQ(*script.front(), (Determinant{3, 300})) << "its own order, from its checkpoint on";
+  script.pop();
+  EXPECT_EQ(*script.front(), (Determinant{4, 400}));
+  script.pop();
+  EXPECT_EQ(script.front(), nullptr);
+}
+
+// A rebuilt sender may number its links in another order than it first did: an object its receiver's
+// script names is handled out of its turn, and the numbers it skipped are handled as they come.
+TEST(RecoveryLog, AnInboxHandlesAScriptedObjectOutOfItsTurnAndTheSkippedOnesAfter) {
+  Application app(ApplicationOptions{.nodes = 1});
+  auto workers = app.threads<Stateless>("workers", 1);
+  app.graph(op<AddRange<>>(workers));
+  const GraphCore* graph = app.runtime().graphs().back();
+  detail::Outbox out;
+  detail::Inbox in;
+  std::vector<Envelope*> sent;
+  for (int i = 0; i < 3; ++i) {
+    auto* e = new Envelope;
+    e->graph = graph;
+    e->seq = static_cast<std::uint64_t>(i);
+    e->payload = Payload::of(Range{i, i + 1});
+    out.send(*e, 7, 9, 1, 0, 1);
+    sent.push_back(e);
+  }
+  EXPECT_EQ(in.admit(sent[2], /*out_of_turn=*/true), detail::Inbox::Verdict::Handle);
+  EXPECT_EQ(in.admit(sent[2], true), detail::Inbox::Verdict::Duplicate);
+  EXPECT_EQ(in.admit(sent[1]), detail::Inbox::Verdict::Early);
+  EXPECT_EQ(in.admit(sent[0]), detail::Inbox::Verdict::Handle);
+  EXPECT_EQ(in.next(sent[0]->stamp), sent[1]);
+  EXPECT_EQ(in.admit(sent[1]), detail::Inbox::Verdict::Handle);
+  EXPECT_EQ(in.next(sent[1]->stamp), nullptr) << "the one after it was handled already";
+  EXPECT_EQ(in.record().handled.at({7, 0}), 3u) << "the numbers handled ahead close the gap";
+  EXPECT_TRUE(in.record().ahead.empty());
+  for (Envelope* e : sent) delete e;
+}
+
 }  // namespace
 }  // namespace dps::test

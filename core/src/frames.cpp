@@ -269,7 +269,9 @@ void Thread::rejoin(std::uint64_t rebuilt, const std::vector<std::pair<std::uint
   for (const auto& [epoch, dones] : recovery_->dones)  // merges it ran that its home waits to hear of
     for (const detail::FrameDone& d : dones)
       if (d.home == rebuilt) claims.push_back({d.frame, uid_, uid_});
-  runtime_.send(node(), *to, detail::rejoin_message(uid_, copies, std::move(claims), rebuilt_too));
+  Envelope* e = detail::rejoin_message(uid_, copies, std::move(claims), rebuilt_too);
+  e->determinants = recovery_->log.news_for(rebuilt, /*its_own=*/true);
+  runtime_.send(node(), *to, e);
 }
 
 void Thread::on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims) {
@@ -277,6 +279,10 @@ void Thread::on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims
   const std::uint64_t survivor = e.peer;    // 0: the caller
   if (!e.credit) r.heard.insert(survivor);  // not rebuilt too: what it holds, it survived with
   r.resent[survivor] = {e.seq, static_cast<std::uint64_t>(e.count)};
+  if (e.determinants) {  // its own order goes to its script; it knows it again as it handles them
+    r.script.learn(*e.determinants, uid_);
+    r.log.learn(*e.determinants, uid_);
+  }
   for (const detail::FrameClaim& c : claims) {
     if (c.owner == c.holder) r.owner_holds.insert(c.frame);
     if (auto it = homes_.find(c.frame); it != homes_.end())
@@ -293,34 +299,61 @@ void Thread::on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims
   replay_when_complete();
 }
 
-// Every sender said what it sent again, and it all came: the copies are handled in their senders'
-// clocks' order, then what came besides, as it came.
+// Once every survivor rejoined: what it handled first, as far as they know, in that order (its
+// script), each as it comes; then, once every sender's copies came, the rest of them in their
+// senders' clocks' order (a causal order), then what came besides, as it came. What its script
+// names from a survivor that sent all its copies never comes: the rest follows the clocks.
 void Thread::replay_when_complete() {
   Recovery& r = *recovery_;
-  if (!r.replaying || r.rejoining) return;
+  if (!r.replaying || r.rejoining || !r.released.empty()) return;  // one batch of its script at a time
   const auto copy = [&r](const Envelope* e) {
     const auto it = r.resent.find(e->stamp.from);
     return it != r.resent.end() && e->stamp.link != 0 && e->stamp.link <= it->second.last;
   };
-  std::unordered_map<std::uint64_t, std::uint64_t> arrived;
+  std::vector<Envelope*> order;
+  while (take_scripted(order)) r.script.pop();
+  r.released.insert(order.begin(), order.end());
+  for (const Envelope* e : order)
+    if (copy(e)) ++r.copies_run[e->stamp.from];
+  std::unordered_map<std::uint64_t, std::uint64_t> arrived = r.copies_run;
   for (const Envelope* e : r.replay)
     if (copy(e)) ++arrived[e->stamp.from];
-  for (const auto& [from, sent] : r.resent)
-    if (arrived[from] < sent.count) return;
-  r.replaying = false;
-  r.replay_untraced = true;
-  runtime_.replayed(uid_);
-  std::vector<Envelope*> order = std::move(r.replay);
-  r.replay.clear();
-  const auto copies_end = std::stable_partition(order.begin(), order.end(), copy);
-  std::stable_sort(order.begin(), copies_end, [](const Envelope* a, const Envelope* b) {
-    return std::tie(a->stamp.time, a->stamp.from, a->stamp.link) <
-           std::tie(b->stamp.time, b->stamp.from, b->stamp.link);
-  });
+  bool complete = true;
+  for (const auto& [from, sent] : r.resent) complete = complete && arrived[from] >= sent.count;
+  const detail::Determinant* next = r.script.front();
+  if (next && complete && next->from != uid_ && (r.heard.contains(next->from) || !r.resent.contains(next->from)))
+    r.script.clear();
+  if (complete && !r.script.front()) {
+    r.replaying = false;
+    r.replay_untraced = true;
+    runtime_.replayed(uid_);
+    const auto copies_end = std::stable_partition(r.replay.begin(), r.replay.end(), copy);
+    std::stable_sort(r.replay.begin(), copies_end, [](const Envelope* a, const Envelope* b) {
+      return std::tie(a->stamp.time, a->stamp.from, a->stamp.link) <
+             std::tie(b->stamp.time, b->stamp.from, b->stamp.link);
+    });
+    order.insert(order.end(), r.replay.begin(), r.replay.end());
+    r.replay.clear();
+  }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {  // handled before what it took from its mailbox
     (*it)->next = pending_;
     pending_ = *it;
   }
+}
+
+// Moves its script's next object to `order` if it came (false if not). A rebuilt sender may number
+// its links in another order than it first did: the script's order goes first.
+bool Thread::take_scripted(std::vector<Envelope*>& order) {
+  Recovery& r = *recovery_;
+  const detail::Determinant* next = r.script.front();
+  if (!next) return false;
+  const auto it = std::find_if(r.replay.begin(), r.replay.end(), [&](const Envelope* e) {
+    return e->stamp.from == next->from && detail::identity(*e) == next->identity;
+  });
+  if (it == r.replay.end()) return false;
+  order.push_back(*it);
+  r.replay.erase(it);
+  return true;
 }
 
 // Rebuilt, a frame it closed that no one will finish: its owner survived and holds nothing of it (it

@@ -29,6 +29,7 @@ void Thread::send_data(Thread& to, Envelope* e) {
   if (recovery_) {
     Recovery& r = *recovery_;
     r.outbox.send(*e, uid_, to.uid(), rebuildable() ? r.taken : Stamp::kFinal, r.committed, ++r.clock);
+    e->determinants = r.log.news_for(to.uid());
   }
   runtime_.send(node(), to, e);
 }
@@ -41,19 +42,22 @@ void Thread::send_result(Envelope* e) {
   runtime_.finish_call(node(), e);
 }
 
-bool Thread::admit(Envelope* e) {
+bool Thread::admit(Envelope* e, bool scripted) {
   detail::Inbox& inbox = recovery_->inbox;
   const Stamp stamp = e->stamp;
-  const detail::Inbox::Verdict verdict = inbox.admit(e);
+  Recovery& r = *recovery_;
+  const detail::Inbox::Verdict verdict = inbox.admit(e, scripted);
   if (verdict == detail::Inbox::Verdict::Early) return false;
   if (Envelope* next = inbox.next(stamp)) {  // it waited for this one: handled next
     next->next = pending_;
     pending_ = next;
   }
-  if (stamp.link && !rebuildable()) recovery_->uncovered.emplace_back(stamp.from, stamp.incarnation());
+  if (e->determinants) r.log.learn(*e->determinants);
+  if (stamp.link && !rebuildable()) r.uncovered.emplace_back(stamp.from, stamp.incarnation());
   if (verdict == detail::Inbox::Verdict::Handle) {
-    recovery_->clock = std::max(recovery_->clock, stamp.time);
-    ++recovery_->handled;
+    r.clock = std::max(r.clock, stamp.time);
+    ++r.handled;
+    if (stamp.link && rebuildable()) r.log.record(uid_, r.determined++, {stamp.from, detail::identity(*e)});
     return true;
   }
   // Its home may have been rebuilt and posted it again, counting on a credit: it gets one. (A home
@@ -120,6 +124,7 @@ void Thread::checkpoint() {
   image->epoch = ++r.taken;
   record_in(*image);
   r.covering.emplace(image->epoch, image->inbox.handled);
+  r.determined_at.emplace(image->epoch, r.determined);
   runtime_.backend().keep_backup(*this, std::move(image));
   // The interval runs from its end: a checkpoint that costs more than the interval still leaves the
   // interval's work between two.
@@ -139,6 +144,8 @@ void Thread::record_in(detail::Checkpoint& image) const {
   for (const auto& [id, home] : homes_)  // closed: their merges' owners have not said Done yet
     image.frames.push_back({id, home.call, home.posted, home.owner, home.forwarders, home.window > 0});
   for (const auto& [epoch, dones] : r.dones) image.dones.insert(image.dones.end(), dones.begin(), dones.end());
+  image.determined = r.determined;
+  image.log = r.log;
 }
 
 // Its link numbers, what it handled and its checkpoints' count go on where it arrives: its receivers
@@ -156,6 +163,7 @@ detail::MovingRecords Thread::records_to_move(std::string state) {
   record_in(image);
   if (moving.new_checkpoint) {
     r.covering.emplace(image.epoch, image.inbox.handled);
+    r.determined_at.emplace(image.epoch, r.determined);
     r.handled = 0;
     if (TraceSink* sink = runtime_.tracer())
       sink->step({node(), uid_, collection_.name(), "checkpoint", 0, start, runtime_.now()});
@@ -163,6 +171,7 @@ detail::MovingRecords Thread::records_to_move(std::string state) {
   moving.committed = r.committed;
   moving.covering = r.covering;
   moving.dones = r.dones;
+  moving.determined = r.determined_at;
   return moving;
 }
 
@@ -175,6 +184,8 @@ void Thread::records_sent(const detail::MovingRecords& records) {
   r.inbox.restore({});
   r.covering.clear();
   r.dones.clear();
+  r.determined_at.clear();
+  r.log = {};
 }
 
 void Thread::relocate(NodeId node, detail::MovingRecords&& records) {
@@ -188,6 +199,10 @@ void Thread::relocate(NodeId node, detail::MovingRecords&& records) {
   r.committed = records.committed;
   r.covering = std::move(records.covering);
   r.dones = std::move(records.dones);
+  r.determined_at = std::move(records.determined);
+  r.determined = image.determined;
+  r.log = std::move(image.log);
+  r.log.forget_told();
   r.handled = 0;
   relocate(node, image.state);  // hosted here once its records are in place
 }
@@ -207,6 +222,10 @@ void Thread::on_stored(std::uint32_t epoch) {
   r.committed = epoch;
   for (const auto& [key, number] : it->second) runtime_.cover(node(), uid_, key.first, key.second, number);
   r.covering.erase(r.covering.begin(), std::next(it));
+  if (const auto d = r.determined_at.find(epoch); d != r.determined_at.end()) {
+    r.log.stable(uid_, d->second);  // the news spreads with what it sends
+    r.determined_at.erase(r.determined_at.begin(), std::next(d));
+  }
   said_done(epoch);  // the merges it ran before are never run again
 }
 
@@ -227,6 +246,15 @@ void Thread::on_resend(std::uint64_t receiver, const std::vector<std::uint64_t>&
       if (r != uid_) rejoin(r, theirs, /*rebuilt_too=*/true);
     }
   } else {
+    // Rebuilt, it lost what it was told; what it told this thread, still queued here (sent before
+    // its node failed), it learns now: its order is what it handles again.
+    detail::CausalLog& log = recovery_->log;
+    log.forget_told(receiver);
+    for (const Envelope* e = pending_; e; e = e->next)
+      if (e->kind == Message::Data && e->determinants) log.learn(*e->determinants);
+    recovery_->inbox.for_each_early([&](const Envelope& e) {
+      if (e.determinants) log.learn(*e.determinants);
+    });
     rejoin(receiver, copies, /*rebuilt_too=*/false);
   }
   for (auto [to, e] : copies) {
@@ -255,6 +283,13 @@ void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uin
   r.clock = checkpoint.clock;
   r.replaying = true;
   r.resent.clear();
+  r.log = checkpoint.log;
+  r.log.forget_told();
+  r.determined = checkpoint.determined;
+  r.determined_at.clear();
+  r.script.restart(checkpoint.determined);
+  r.released.clear();
+  r.copies_run.clear();
   r.outbox = checkpoint.outbox;
   r.outbox.restart(incarnation, checkpoint.epoch);
   r.inbox.restore(checkpoint.inbox);

@@ -104,7 +104,7 @@ std::size_t Outbox::bytes() const noexcept {
 
 // --- Inbox ---
 
-Inbox::Verdict Inbox::admit(Envelope* e) {
+Inbox::Verdict Inbox::admit(Envelope* e, bool out_of_turn) {
   const Stamp& s = e->stamp;
   if (s.link == 0) return Verdict::Handle;
   // A rebuilt sender numbers afresh: what waited for objects of its earlier lives it sends again.
@@ -120,13 +120,26 @@ Inbox::Verdict Inbox::admit(Envelope* e) {
       }
     }
   }
-  std::uint64_t& handled = record_.handled[{s.from, s.incarnation()}];
+  const std::pair<std::uint64_t, std::uint32_t> link{s.from, s.incarnation()};
+  std::uint64_t& handled = record_.handled[link];
   if (s.number() <= handled) return Verdict::Duplicate;
   if (s.number() > handled + 1) {
-    auto [it, fresh] = early_.try_emplace({s.from, s.link}, e);
-    return fresh ? Verdict::Early : Verdict::Duplicate;
+    if (out_of_turn) {  // its replay's script says so; a rebuilt sender's links follow another order
+      if (!record_.ahead[link].insert(s.number()).second) return Verdict::Duplicate;
+    } else {
+      if (const auto ahead = record_.ahead.find(link);
+          ahead != record_.ahead.end() && ahead->second.contains(s.number()))
+        return Verdict::Duplicate;
+      auto [it, fresh] = early_.try_emplace({s.from, s.link}, e);
+      return fresh ? Verdict::Early : Verdict::Duplicate;
+    }
+  } else {
+    handled = s.number();
+    if (const auto ahead = record_.ahead.find(link); ahead != record_.ahead.end()) {
+      while (ahead->second.erase(handled + 1)) ++handled;
+      if (ahead->second.empty()) record_.ahead.erase(ahead);
+    }
   }
-  handled = s.number();
   // Objects its sender may send again once rebuilt (under a new incarnation) are remembered until its
   // checkpoints make them final.
   const auto it = record_.seen.find(s.from);
@@ -164,7 +177,10 @@ Inbox::Verdict Inbox::admit(Envelope* e) {
 }
 
 Envelope* Inbox::next(const Stamp& handled) {
-  auto it = early_.find({handled.from, handled.link + 1});
+  const auto done = record_.handled.find({handled.from, handled.incarnation()});
+  if (done == record_.handled.end()) return nullptr;
+  auto it = early_.find(
+      {handled.from, std::uint64_t{handled.incarnation()} << Stamp::kIncarnationShift | (done->second + 1)});
   if (it == early_.end()) return nullptr;
   Envelope* e = it->second;
   early_.erase(it);
@@ -195,7 +211,7 @@ std::size_t Checkpoint::bytes() const noexcept {
   std::size_t n = state.size() + outbox.bytes() + inbox.handled.size() * 20;
   for (const auto& [from, seen] : inbox.seen) n += seen.order.size() * 12;
   for (const KeptFrame& f : frames) n += 40 + f.forwarders.size() * 8;
-  return n + dones.size() * 24;
+  return n + dones.size() * 24 + log.entries() * 16;
 }
 
 }  // namespace dps::detail

@@ -38,6 +38,7 @@ std::vector<Envelope*> Thread::wipe() {
   if (recovery_) {
     for (Envelope* e : recovery_->replay) delete e;
     recovery_->replay.clear();
+    recovery_->released.clear();
   }
   ready_.clear();
   yielded_.clear();
@@ -167,7 +168,11 @@ std::vector<Thread::Forwarder> Thread::forwarders() const {
 void Thread::handle(Envelope* e) {
   switch (e->kind) {
     case Message::Data:
-      if (recovery_ && recovery_->replaying) {
+      if (recovery_ && recovery_->released.erase(e)) {  // its replay's script's turn
+        if (admit(e, /*scripted=*/true)) on_data(e);
+        return replay_when_complete();  // the script's next batch, once this one is handled
+      }
+      if (recovery_ && recovery_->replaying) {  // it waits for its turn in the replay
         recovery_->replay.push_back(e);
         return replay_when_complete();
       }

@@ -7,6 +7,7 @@
 
 #include <cereal/types/deque.hpp>
 #include <cereal/types/map.hpp>
+#include <cereal/types/set.hpp>
 #include <cereal/types/string.hpp>
 #include <cereal/types/unordered_map.hpp>
 #include <cereal/types/utility.hpp>
@@ -67,7 +68,7 @@ void serialize(A& a, Inbox::Record::Seen& s) {
 
 template <class A>
 void serialize(A& a, Inbox::Record& r) {
-  a(r.handled, r.seen);
+  a(r.handled, r.ahead, r.seen);
 }
 
 template <class A>
@@ -82,17 +83,17 @@ void serialize(A& a, FrameDone& d) {
 
 template <class A>
 void serialize(A& a, Checkpoint& c) {
-  a(c.thread, c.epoch, c.state, c.outbox, c.inbox, c.clock, c.frames_opened, c.frames, c.dones);
+  a(c.thread, c.epoch, c.state, c.outbox, c.inbox, c.clock, c.frames_opened, c.frames, c.dones, c.determined, c.log);
 }
 
 template <class A>
 void save(A& a, const MovingRecords& m) {
-  a(*m.checkpoint, m.new_checkpoint, m.committed, m.covering, m.dones);
+  a(*m.checkpoint, m.new_checkpoint, m.committed, m.covering, m.dones, m.determined);
 }
 
 template <class A>
 void load(A& a, MovingRecords& m) {
-  a(*m.checkpoint, m.new_checkpoint, m.committed, m.covering, m.dones);
+  a(*m.checkpoint, m.new_checkpoint, m.committed, m.covering, m.dones, m.determined);
 }
 
 }  // namespace detail

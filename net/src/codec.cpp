@@ -46,6 +46,57 @@ Stamp get_stamp(WireReader& in) {
   return s;
 }
 
+// Orders of handling under fault tolerance (causal_log.hpp); one byte without.
+void put_determinants(const detail::Determinants* d, WireWriter& out) {
+  out.put(static_cast<std::uint8_t>(d != nullptr));
+  if (!d) return;
+  out.put(static_cast<std::uint32_t>(d->runs.size()));
+  for (const detail::Determinants::Run& run : d->runs) {
+    out.put(run.owner);
+    out.put(run.first);
+    out.put(static_cast<std::uint32_t>(run.entries.size()));
+    for (const detail::Determinant& e : run.entries) {
+      out.put(e.from);
+      out.put(e.identity);
+    }
+  }
+  out.put(static_cast<std::uint32_t>(d->stable.size()));
+  for (const auto& [owner, count] : d->stable) {
+    out.put(owner);
+    out.put(count);
+  }
+}
+
+std::uint32_t count_of(WireReader& in, std::size_t each, const char* what) {
+  const auto n = in.get<std::uint32_t>();
+  if (n > in.remaining() / each)
+    throw WireError(std::to_string(n) + " " + what + " in " + std::to_string(in.remaining()) + " bytes");
+  return n;
+}
+
+std::unique_ptr<detail::Determinants> get_determinants(WireReader& in) {
+  const auto flag = in.get<std::uint8_t>();
+  if (flag > 1) throw WireError("a determinants flag of " + std::to_string(flag));
+  if (!flag) return nullptr;
+  auto d = std::make_unique<detail::Determinants>();
+  d->runs.resize(count_of(in, 20, "runs of determinants"));
+  for (detail::Determinants::Run& run : d->runs) {
+    run.owner = in.get<std::uint64_t>();
+    run.first = in.get<std::uint64_t>();
+    run.entries.resize(count_of(in, 16, "determinants"));
+    for (detail::Determinant& e : run.entries) {
+      e.from = in.get<std::uint64_t>();
+      e.identity = in.get<std::uint64_t>();
+    }
+  }
+  d->stable.resize(count_of(in, 16, "stable counts"));
+  for (auto& [owner, count] : d->stable) {
+    owner = in.get<std::uint64_t>();
+    count = in.get<std::uint64_t>();
+  }
+  return d;
+}
+
 }  // namespace
 
 void encode(const Envelope& e, const Thread& to, WireWriter& out) {
@@ -63,6 +114,7 @@ void encode(const Envelope& e, const Thread& to, WireWriter& out) {
       out.put(e.frames[i].parent_seq);
     }
     put_stamp(e.stamp, out);
+    put_determinants(e.determinants.get(), out);
     e.payload.save(out);
   } else {
     out.put(e.call);  // a node that cannot pass it on fails the call
@@ -79,6 +131,7 @@ void encode(const Envelope& e, const Thread& to, WireWriter& out) {
         out.put(c.holder);
         out.put(c.owner);
       }
+      put_determinants(e.determinants.get(), out);
     }
   }
 }
@@ -110,6 +163,7 @@ Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuff
                         std::to_string(graph->vertices.size()) + " vertices)");
       e->graph = graph;
       e->stamp = get_stamp(in);
+      e->determinants = get_determinants(in);
       e->payload = (*graph)[e->vertex].type->load_input(in);
       break;
     }
@@ -133,16 +187,14 @@ Decoded decode(const Runtime& runtime, std::span<const std::byte> body, WireBuff
       e->credit = credit != 0;
       if (e->kind == Message::Rejoin) {
         e->seq = in.get<std::uint64_t>();
-        const auto n = in.get<std::uint32_t>();
-        if (n > in.remaining() / 24)
-          throw WireError(std::to_string(n) + " frame claims in " + std::to_string(in.remaining()) + " bytes");
-        std::vector<detail::FrameClaim> claims(n);
+        std::vector<detail::FrameClaim> claims(count_of(in, 24, "frame claims"));
         for (detail::FrameClaim& c : claims) {
           c.frame = in.get<FrameId>();
           c.holder = in.get<std::uint64_t>();
           c.owner = in.get<std::uint64_t>();
         }
         e->payload = Payload::local(std::move(claims));
+        e->determinants = get_determinants(in);
       }
       break;
     }

@@ -399,8 +399,9 @@ struct SimBackend::Impl final : Listener, TraceSink, SimulationHooks {
   }
 
   double wire_bytes(const Envelope& e) const {
-    return (e.kind == Message::Data ? static_cast<double>(e.payload.wire_size()) : static_cast<double>(kControlWireBytes)) +
-           engine->model().network.header_bytes;
+    return (e.kind == Message::Data ? static_cast<double>(e.payload.wire_size())
+                                    : static_cast<double>(kControlWireBytes)) +
+           (e.determinants ? static_cast<double>(e.determinants->bytes()) : 0.0) + engine->model().network.header_bytes;
   }
 
   void finish(Slot& s) {

@@ -135,6 +135,18 @@ std::vector<Seed> DecoderTargets::seeds() const {
   data("data-sum-note", master, 2, Payload::of(Sum{6.25, {1, 2, 3}, std::string("note"), {}}),
        {{1, master.uid(), 0}, {2, w0.uid(), 1}, {3, w1.uid(), 2}, {4, master.uid(), 3}});  // deeper than the inline stack
   data("data-sum", master, 2, Payload::of(Sum{-1.0, {}, std::nullopt, {}}), {{7, master.uid(), 0}, {8, w0.uid(), 9}});
+  {  // under fault tolerance: stamped, with orders of handling its receiver was not told yet
+    auto e = std::make_shared<Envelope>();
+    e->graph = graph_;
+    e->vertex = 1;
+    e->call = 0x0100000000000007;
+    e->frames.push({13, master.uid(), 1});
+    e->payload = Payload::of(Piece{1, 2, std::int32_t{3}, {}});
+    e->stamp = {master.uid(), std::uint64_t{2} << Stamp::kIncarnationShift | 17, 3, 2, 1, 99};
+    e->determinants = std::make_unique<detail::Determinants>(detail::Determinants{
+        {{w1.uid(), 40, {{master.uid(), 0x1234}, {0, 0xfeed}}}, {master.uid(), 0, {}}}, {{w1.uid(), 38}}});
+    out.push_back({"data-piece-stamped", frame(FrameKind::Envelope, encoded(*e, w0)), e, &w0});
+  }
 
   auto control = [&](std::string name, Thread& to, Message kind, std::uint64_t peer, std::int64_t count, bool credit) {
     auto e = std::make_shared<Envelope>();

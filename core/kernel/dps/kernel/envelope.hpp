@@ -7,6 +7,7 @@
 #pragma once
 
 #include "dps/ids.hpp"
+#include "dps/kernel/determinants.hpp"
 #include "dps/kernel/lane.hpp"
 #include "dps/payload.hpp"
 
@@ -154,6 +155,9 @@ struct Envelope final {  // final: thread caches recycle blocks of exactly this 
   FrameStack frames;
   Payload payload;
   Stamp stamp;
+  // Under fault tolerance, orders of handling the receiver was not told yet (data), or what the
+  // sender knows of a rebuilt receiver's (Rejoin).
+  std::unique_ptr<detail::Determinants> determinants;
   // control fields
   FrameId frame = 0;
   std::uint64_t peer = 0;  // a thread's uid (0: none)

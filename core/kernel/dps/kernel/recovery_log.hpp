@@ -14,6 +14,7 @@
 //   out.covered(receiver.uid(), incarnation, number);               // the receiver's checkpoint holds them
 #pragma once
 
+#include "dps/kernel/causal_log.hpp"
 #include "dps/kernel/envelope.hpp"
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -73,6 +75,8 @@ class Inbox {
   // What a checkpoint records of it.
   struct Record {
     std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> handled;  // (sender, incarnation) -> number
+    // ... and numbers past it handled out of their link's order (a replay's script said so).
+    std::map<std::pair<std::uint64_t, std::uint32_t>, std::set<std::uint64_t>> ahead;
     // Identities of objects from senders that may send them again (rebuilt from an older checkpoint),
     // with the sender's incarnation and epoch when it last sent them. A rebuilt sender sends again what
     // it sent after the checkpoint it was rebuilt from, under its new incarnation.
@@ -94,13 +98,18 @@ class Inbox {
   Inbox& operator=(const Inbox&) = delete;
   ~Inbox() { clear_early(); }
 
-  // Handle: `e` is next on its link (its successor may wait: next()); Early: the inbox holds it until
-  // its turn; Duplicate: handled before, the caller drops it. Unstamped objects are handled.
-  Verdict admit(Envelope* e);
+  // Handle: `e` is next on its link (its successor may wait: next()), or `out_of_turn`; Early: the
+  // inbox holds it until its turn; Duplicate: handled before, the caller drops it. Unstamped objects
+  // are handled.
+  Verdict admit(Envelope* e, bool out_of_turn = false);
   Envelope* next(const Stamp& handled);  // the object that waited for `handled`, if any
   const Record& record() const noexcept { return record_; }
   void restore(const Record& record);  // what waited goes: its senders send it again
   std::vector<Envelope*> take_early();  // what waits, to follow its thread to another process
+  template <class F>
+  void for_each_early(F&& f) const {
+    for (const auto& [key, e] : early_) f(static_cast<const Envelope&>(*e));
+  }
 
  private:
   void clear_early();
@@ -152,6 +161,8 @@ struct Checkpoint {
   std::uint32_t frames_opened = 0;  // frame ids are the thread's uid and this count: the same when run again
   std::vector<KeptFrame> frames;
   std::vector<FrameDone> dones;
+  std::uint64_t determined = 0;  // the data objects it handled in its life
+  CausalLog log;
 
   std::size_t bytes() const noexcept;  // what travels to the node that holds it
 };
@@ -165,6 +176,7 @@ struct MovingRecords {
   std::uint32_t committed = 0;
   std::map<std::uint32_t, std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t>> covering;
   std::map<std::uint32_t, std::vector<FrameDone>> dones;
+  std::map<std::uint32_t, std::uint64_t> determined;  // by epoch: the objects they cover
 };
 
 // The buffer of a thread's last checkpoint's state, handed back by whoever let the checkpoint go last

@@ -175,6 +175,7 @@ class Thread {
   void end_frames_ended_before();
   void on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims);
   void replay_when_complete();
+  bool take_scripted(std::vector<Envelope*>& order);
   void claim(detail::FrameHome& home, FrameId frame, const detail::FrameClaim& c);
   void reopened(FrameId frame, detail::FrameHome& home);
   // Tell thread `rebuilt` that it was sent `copies` again, and which slots of its frames this one holds.
@@ -185,7 +186,7 @@ class Thread {
   // recovery.cpp: fault tolerance
   void send_data(Thread& to, Envelope* e);  // to another thread, stamped and kept under fault tolerance
   void send_result(Envelope* e);
-  bool admit(Envelope* e);  // false: it waits for its turn, or was handled before (dropped)
+  bool admit(Envelope* e, bool scripted = false);  // false: it waits for its turn, or was handled before (dropped)
   bool checkpoint_due() const;
   void record_in(detail::Checkpoint& image) const;  // its records, besides its state and epoch
   void on_stored(std::uint32_t epoch);
@@ -239,12 +240,22 @@ class Thread {
     std::shared_ptr<detail::SpareBuffer> spare = std::make_shared<detail::SpareBuffer>();
     std::uint64_t handled = 0;                // data objects it handled since (0: none worth another)
     std::uint64_t clock = 0;                  // Lamport's: data it sends is later than all it handled
+    // The order in which it and others handled their objects, as it knows it (causal logging), and
+    // how many it handled in its life; by epoch, how many the checkpoints on their way cover.
+    detail::CausalLog log;
+    std::uint64_t determined = 0;
+    std::map<std::uint32_t, std::uint64_t> determined_at;
     // Rebuilt, it handles again what it is sent again in its senders' clocks' order (a causal order,
     // as it first handled them): the data that comes waits until every sender said how many copies
     // it sent again, and they all came.
+    // What it handled first, as far as the survivors know, it handles again in that order (its
+    // script), before the rest of its copies.
     bool replaying = false;
     bool replay_untraced = false;  // its copies came: traced as replayed at its next rest, once it handled them
     std::vector<Envelope*> replay;
+    detail::ReplayScript script;
+    std::unordered_set<const Envelope*> released;                 // by its script: handled as they come
+    std::unordered_map<std::uint64_t, std::uint64_t> copies_run;  // by sender: copies its script let through
     struct Resent {
       std::uint64_t last = 0, count = 0;  // links up to `last` are copies; `count` of them
     };
