@@ -2,8 +2,9 @@
 // objects since their last held checkpoints. Every data object it sends carries what its receiver
 // has not been told yet, so a thread's order is known, after its node failed, to every survivor
 // that received anything that depends on it; its rebuild gathers it from them (Rejoin) and handles
-// again in that order (Alvisi & Marzullo, "Message logging: pessimistic, optimistic, causal, and
-// optimal", section 4). Orders a held checkpoint covers are dropped as the news of it spreads.
+// again in that order (the causal protocols of Alvisi & Marzullo, "Message logging: pessimistic,
+// optimistic, causal, and optimal"). Orders a held checkpoint covers are dropped as the news of it
+// spreads.
 //
 //   detail::CausalLog log;
 //   log.record(self, n, {sender, identity});  // it handled its object number n

@@ -1,6 +1,6 @@
 // Determinants: the order in which threads handled their data objects, as a data object carries it
 // to its receiver (causal message logging: Alvisi & Marzullo, "Message logging: pessimistic,
-// optimistic, causal, and optimal", IEEE TSE 24(2), 1998). A thread rebuilt after its node failed
+// optimistic, causal, and optimal"). A thread rebuilt after its node failed
 // handles again, in that order, what it handled since its checkpoint, as far as the survivors know
 // it: what they received from it depends on no other order (causal_log.hpp).
 //
