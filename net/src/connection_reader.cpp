@@ -45,6 +45,8 @@ void Connection::Reader::read_more() {
   c_.socket_.async_read_some(asio::buffer(in_.data() + end_, in_.size() - end_),
                              [self = c_.shared_from_this()](const asio::error_code& ec, std::size_t n) {
                                if (ec) return self->fail(ec == asio::error::eof ? "closed by peer" : ec.message());
+                               // Read before its writer failed it: what came is dropped with the buffer.
+                               if (self->reported_.load(std::memory_order_relaxed)) return;
                                Reader& r = self->reader_;
                                r.end_ += n;
                                self->heard = std::chrono::steady_clock::now();
@@ -127,6 +129,7 @@ void Connection::Reader::read_rest() {
   c_.socket_.async_read_some(asio::buffer(apart_->data() + apart_have_, apart_->size() - apart_have_),
                              [self = c_.shared_from_this()](const asio::error_code& ec, std::size_t n) {
                                if (ec) return self->fail(ec == asio::error::eof ? "closed by peer" : ec.message());
+                               if (self->reported_.load(std::memory_order_relaxed)) return;  // as in read_more
                                Reader& r = self->reader_;
                                self->heard = std::chrono::steady_clock::now();
                                r.apart_have_ += n;

@@ -230,11 +230,18 @@ void Membership::join() {
     for (const Endpoint& e : members_->nodes)
       if (e.node != 0 && e.node != process_.me) others.push_back(e);
   }
-  for (const Endpoint& e : others)
-    if (e.node < process_.me) transport_.connect(e);
-  process_.wait_for(
+  for (const Endpoint& e : others) {
+    if (e.node > process_.me) continue;
+    try {
+      transport_.connect(e);
+    } catch (const std::exception& error) {  // it failed meanwhile: node 0 hears of it and decides
+      lost(e.node, error.what());
+    }
+  }
+  process_.wait_for(  // lost ones too
       [&] {
-        return std::all_of(others.begin(), others.end(), [&](const Endpoint& e) { return transport_.peer(e.node); });
+        return std::all_of(others.begin(), others.end(),
+                           [&](const Endpoint& e) { return transport_.peer(e.node) || !live_.contains(e.node); });
       },
       "connections from the other nodes", options_.join_timeout);
   transport_.send_directive(0, Ready{process_.me});
@@ -303,6 +310,7 @@ void Membership::integrate(NodeId node, const std::function<void(NodeId)>& catch
   {
     std::lock_guard lock(process_.mu);
     live_.insert(node);
+    std::erase_if(m.nodes, [&](const Endpoint& e) { return e.node != 0 && !live_.contains(e.node); });  // failed since
   }
   for (const Endpoint& e : m.nodes)
     if (e.node != 0 && e.node != node) transport_.send_directive(e.node, m);
@@ -425,6 +433,7 @@ void Membership::lost(NodeId node, const std::string& reason) {
     std::lock_guard lock(process_.mu);
     if (failed_.contains(node)) return;  // recovered from already
     live_.erase(node);
+    if (me != 0) failed_.insert(node);  // a list of members that still names it does not bring it back
     if (me != 0 && node == 0) {
       process_.failure = "node 0 is gone (" + reason + ")";
       exit_status_ = 1;
@@ -488,7 +497,8 @@ void Membership::handle(Members& d, Incoming& in) {
   {
     std::lock_guard lock(process_.mu);
     members_ = d;
-    for (const Endpoint& e : d.nodes) live_.insert(e.node);
+    for (const Endpoint& e : d.nodes)
+      if (!failed_.contains(e.node)) live_.insert(e.node);
   }
   process_.changed.notify_all();
 }

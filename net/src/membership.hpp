@@ -133,7 +133,7 @@ class Membership {
   std::set<NodeId> live_;              // nodes of the application
   NodeId next_node_ = 1;               // node 0: the id the next started instance gets
   std::set<NodeId> departed_;          // removed on purpose: their connections close quietly
-  std::set<NodeId> failed_;            // declared failed under fault tolerance
+  std::set<NodeId> failed_;            // node 0: declared failed under fault tolerance; others: lost
   std::map<NodeId, Join> joined_;      // node 0: instances that joined
   std::set<NodeId> ready_;             // node 0: instances connected to all others
   std::optional<Members> members_;     // others: the membership node 0 announced

@@ -233,7 +233,12 @@ std::shared_ptr<Connection> Transport::connect(const Endpoint& to, double patien
     c->start();
     c->send(raw_frame(FrameKind::Hello, process_.me, bytes_of(process_.me, hs.mine)));
   });
-  process_.wait_for([&] { return peer(to.node) == c.get(); }, "the connection to node " + std::to_string(to.node), 10);
+  const auto open = [&] { return std::ranges::find(connections_, c) != connections_.end(); };  // under mu
+  process_.wait_for([&] { return peer(to.node) == c.get() || !open(); },
+                    "the connection to node " + std::to_string(to.node), 10);
+  std::lock_guard lock(process_.mu);
+  if (peer(to.node) != c.get())
+    throw std::runtime_error("node " + std::to_string(to.node) + " closed the connection before it was authenticated");
   return c;
 }
 
@@ -467,10 +472,13 @@ void Transport::bury(Connection& c) {
 }
 
 void Transport::on_closed(Connection& c, const std::string& reason) {
-  handshakes_.erase(&c);
+  const auto hs = handshakes_.find(&c);
+  const bool connector = hs != handshakes_.end() && hs->second.connector;
+  if (hs != handshakes_.end()) handshakes_.erase(hs);
   if (!c.authenticated) {
     bury(c);
-    process_.log("refused a connection from " + c.remote() + ": " + reason);
+    process_.changed.notify_all();  // connect() says why
+    if (!connector) process_.log("refused a connection from " + c.remote() + ": " + reason);
     return;
   }
   const NodeId node = c.peer;
