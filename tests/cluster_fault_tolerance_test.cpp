@@ -197,10 +197,11 @@ TEST(ClusterFaultTolerance, ThreadsMigratedToANodeKilledBeforeDuringOrAfterTheir
     try {
       result = within(std::move(call), "the call, node 3 " + when + " the migrations began");
     } catch (const NodeFailure& e) {
-      // Killed at once, node 3 may fail before node 0 records the checkpoint worker 2 left node 2
-      // with, its last one being on node 3: lost with its backup, it fails the call, clearly.
-      EXPECT_EQ(kill_after_ms, 0) << e.what();
+      // Killed before worker 2 made a checkpoint elsewhere than node 3 (at once, or later on a slow
+      // machine), node 3 holds its only backup: lost with it, it fails the call, clearly.
+      EXPECT_GE(kill_after_ms, 0) << e.what();
       EXPECT_EQ(e.node, 3u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("workers[2] had no backup on another node"), std::string::npos) << e.what();
       continue;
     } catch (const std::exception& e) {
       ADD_FAILURE() << "node 3 " << when << ": " << e.what();

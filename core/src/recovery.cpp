@@ -383,6 +383,70 @@ bool Runtime::node_failed(NodeId node, const std::string& reason) {
   std::lock_guard failures(failures_mu_);
   lifecycle(Lifecycle::NodeFailed, nullptr, node);
   if (!fault_tolerant()) return fail_calls(std::make_exception_ptr(NodeFailure(node, reason))), false;
+  std::vector<NodeId> waiting;  // failures that waited for this node to say what it moved
+  {
+    std::lock_guard lock(recovery_mu_);
+    for (const auto& [failed, why] : unplanned_) waiting.push_back(failed);
+    for (NodeId failed : waiting) reported_lost_[failed].insert(node);  // it will say nothing more
+  }
+  for (NodeId failed : waiting) settled(failed);  // planned first: this failure came during its recovery
+  {
+    std::lock_guard lock(recovery_mu_);
+    if (unsettled(node)) return unplanned_.emplace(node, reason), true;
+  }
+  return plan_recovery(node, reason);
+}
+
+// A thread migrating to `failed` may have left its node for it: planned without it, the threads
+// rebuilt would wait for ever for its Rejoin. Its node tells node 0 it moved (ThreadMoved) before it
+// reports `failed` lost (Replication::send_thread and TcpBackend's on_lost exclude each other).
+bool Runtime::unsettled(NodeId failed) const {
+  const auto reported = reported_lost_.find(failed);
+  return std::any_of(moving_.begin(), moving_.end(), [&](const Moving& m) {
+    return m.to == failed && m.from != 0 && (reported == reported_lost_.end() || !reported->second.contains(m.from));
+  });
+}
+
+void Runtime::settled(NodeId failed) {
+  std::lock_guard failures(failures_mu_);
+  std::string reason;
+  {
+    std::lock_guard lock(recovery_mu_);
+    const auto it = unplanned_.find(failed);
+    if (it == unplanned_.end() || unsettled(failed)) return;
+    reason = std::move(it->second);
+    unplanned_.erase(it);
+    reported_lost_.erase(failed);
+  }
+  plan_recovery(failed, reason);
+}
+
+ClusterLink::Done Runtime::moving(const Thread& thread, NodeId to, ClusterLink::Done done) {
+  {
+    std::lock_guard lock(recovery_mu_);
+    moving_.push_back({thread.uid(), thread.node(), to});
+  }
+  return [this, uid = thread.uid(), to, done = std::move(done)](std::exception_ptr error) {
+    {
+      std::lock_guard lock(recovery_mu_);
+      const auto it =
+          std::find_if(moving_.begin(), moving_.end(), [&](const Moving& m) { return m.thread == uid && m.to == to; });
+      if (it != moving_.end()) moving_.erase(it);
+    }
+    settled(to);
+    done(error);
+  };
+}
+
+void Runtime::peer_lost(NodeId reporter, NodeId node) {
+  {
+    std::lock_guard lock(recovery_mu_);
+    reported_lost_[node].insert(reporter);
+  }
+  settled(node);
+}
+
+bool Runtime::plan_recovery(NodeId node, const std::string& reason) {
   std::optional<NodeId> earlier;  // a failure whose rebuilt threads still replay
   {
     std::lock_guard lock(recovery_mu_);
@@ -501,19 +565,21 @@ void Runtime::replayed(std::uint64_t rebuilt) {
     if (replaying_.empty()) late.swap(late_);
   }
   if (on_recovered_) on_recovered_(failed, std::move(threads));
-  for (const auto& [node, reason] : late) node_failed(node, reason);
+  std::lock_guard failures(failures_mu_);
+  for (const auto& [node, reason] : late) plan_recovery(node, reason);
 }
 
 void Runtime::moved_to_failed(NodeId node, const std::string& reason) {
   std::lock_guard failures(failures_mu_);  // a failure being planned now has its threads replaying after
   {
     std::lock_guard lock(recovery_mu_);
+    if (unplanned_.contains(node)) return;  // planned once it settles, with this thread
     if (!replaying_.empty()) {
       late_.emplace_back(node, reason);
       return;
     }
   }
-  node_failed(node, reason);
+  plan_recovery(node, reason);
 }
 
 bool Runtime::rejoined(std::uint64_t rebuilt, std::uint64_t survivor) {

@@ -177,6 +177,7 @@ Future<void> Runtime::migrate(Thread& thread, NodeId node) {
 }
 
 void Runtime::migrate(Thread& thread, NodeId node, ClusterLink::Done done) {
+  if (link_ && coordinates() && fault_tolerant()) done = moving(thread, node, std::move(done));
   if (!hosts(thread)) return link_->migrate(thread, node, std::move(done));
   auto* e = new Envelope;
   e->kind = Message::Migrate;

@@ -587,8 +587,10 @@ void Membership::handle(PeerLost& d, Incoming& in) {
   const std::string reason = "node " + std::to_string(in.sender) + " lost its connection to it: " + d.reason;
   Runtime* rt = process_.attached();
   if (!rt) return;
-  if (rt->fault_tolerant())  // node 0 declares a node failed on its own evidence only (its connection)
-    return process_.log("node " + std::to_string(d.node) + ": " + reason);
+  if (rt->fault_tolerant()) {  // node 0 declares a node failed on its own evidence only (its connection)
+    process_.log("node " + std::to_string(d.node) + ": " + reason);
+    return rt->peer_lost(in.sender, d.node);
+  }
   rt->fail_calls(std::make_exception_ptr(NodeFailure(d.node, reason)));
 }
 

@@ -282,6 +282,7 @@ bool Replication::send_thread(Thread& t, NodeId to, std::string state, Done arri
   }
   std::shared_ptr<detail::MovingRecords> records;
   if (image.records) records = std::make_shared<detail::MovingRecords>(t.records_to_move(std::move(state)));
+  std::unique_lock departing(departing_);  // `to` reported lost after ThreadMoved, if it left
   try {
     if (records) {
       std::vector<std::byte> head;
@@ -299,12 +300,14 @@ bool Replication::send_thread(Thread& t, NodeId to, std::string state, Done arri
   }
   t.depart(to);
   for (NodeId n : membership_.others(to)) transport_.tell(n, ThreadMoved{t.uid(), to});
+  departing.unlock();
   if (records) t.records_sent(*records);  // after ThreadMoved: node 0 then tells it Stored where it went
   let_go(request);  // an answer that came already completes now: node() says `to`
   return true;
 }
 
 void Replication::fail_requests_to(NodeId node, const std::string& reason) {
+  { std::lock_guard departed(departing_); }  // a thread leaving for it now has said so (Runtime::unsettled)
   const auto gone = std::make_exception_ptr(NodeFailure(node, reason));
   for (Migration& m : take_answerable_by(migrations_, node)) m.done(gone);
   for (Retirement& r : take_answerable_by(retirements_, node)) r.fail(gone);

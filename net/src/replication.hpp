@@ -137,6 +137,8 @@ class Replication final : public ClusterLink {
   std::atomic<std::uint64_t> next_request_{0};
   std::unordered_map<std::uint64_t, Retirement> retirements_;  // under process_.mu
   std::unordered_map<std::uint64_t, Migration> migrations_;    // under process_.mu
+  // Held from a thread's image sent to its ThreadMoved told: a node lost meanwhile is reported after.
+  std::mutex departing_;
   // Envelope frames naming a thread or graph whose directive has not arrived yet (network thread).
   std::unordered_map<std::uint64_t, std::vector<std::vector<std::byte>>> parked_;
 };

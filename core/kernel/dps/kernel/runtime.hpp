@@ -135,6 +135,8 @@ class Runtime {
   // Node 0: a thread moved to `node` after it was declared failed (node 0 heard of the move late):
   // lost with it, it is recovered as the node's threads were, once the recovery under way ended.
   void moved_to_failed(NodeId node, const std::string& reason);
+  // Node 0: `reporter` lost its connection to `node` (after it said which threads it moved there).
+  void peer_lost(NodeId reporter, NodeId node);
   // Node 0: called, from whichever thread heard the last replay, once every thread rebuilt after
   // `failed` failed handled again what it was sent (--replace moves them to a node started for them).
   using Recovered = std::function<void(NodeId failed, std::vector<std::uint64_t> rebuilt)>;
@@ -148,6 +150,10 @@ class Runtime {
 
  private:
   TraceSink* through_simulation(TraceSink* sink);
+  bool plan_recovery(NodeId node, const std::string& reason);  // under failures_mu_
+  ClusterLink::Done moving(const Thread& thread, NodeId to, ClusterLink::Done done);
+  bool unsettled(NodeId failed) const;  // under recovery_mu_
+  void settled(NodeId failed);
   static Thread* gone_mark() noexcept { return reinterpret_cast<Thread*>(alignof(std::max_align_t)); }
   template <class T>
   static T* lookup(const tbb::concurrent_vector<std::atomic<T*>>& index, std::size_t at) noexcept {
@@ -187,6 +193,16 @@ class Runtime {
   std::unordered_map<NodeId, std::vector<std::uint64_t>> rebuilt_from_;  // node 0: by failed node, until replayed
   Recovered on_recovered_;
   std::vector<std::pair<NodeId, std::string>> late_;  // node 0: moved_to_failed while a recovery ran
+  // Node 0, under fault tolerance: migrations asked and not answered yet; a failed node a thread may
+  // have left for, until its node says (ThreadMoved, or PeerLost after it) or the migration ends; who
+  // reported a node lost.
+  struct Moving {
+    std::uint64_t thread;
+    NodeId from, to;
+  };
+  std::vector<Moving> moving_;
+  std::map<NodeId, std::string> unplanned_;
+  std::map<NodeId, std::unordered_set<NodeId>> reported_lost_;
   std::recursive_mutex failures_mu_;                  // node 0: one failure planned at a time (from several threads)
 
   std::atomic<CallId> next_call_{0};
