@@ -377,6 +377,15 @@ TEST(FaultTolerance, BadFailuresAreRefused) {
   EXPECT_THROW(local.runtime().fault_tolerance(1), std::invalid_argument) << "the local backend loses no node";
 }
 
+// Data object `i` of AddRange's graph, unsent: Range{i, i + 1}.
+Envelope* range_object(const GraphCore* graph, int i) {
+  auto* e = new Envelope;
+  e->graph = graph;
+  e->seq = static_cast<std::uint64_t>(i);
+  e->payload = Payload::of(Range{i, i + 1});
+  return e;
+}
+
 TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
   Application app(ApplicationOptions{.nodes = 1});
   auto workers = app.threads<Stateless>("workers", 1);
@@ -386,10 +395,7 @@ TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
   detail::Inbox in;
   std::vector<Envelope*> sent;
   for (int i = 0; i < 4; ++i) {
-    auto* e = new Envelope;
-    e->graph = graph;
-    e->seq = static_cast<std::uint64_t>(i);
-    e->payload = Payload::of(Range{i, i + 1});
+    Envelope* e = range_object(graph, i);
     out.send(*e, 7, 9, Stamp::kFinal, 0, static_cast<std::uint64_t>(10 + i));
     sent.push_back(e);
   }
@@ -408,9 +414,7 @@ TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
   out.covered(9, 0, 2);
   EXPECT_EQ(out.kept(), 2u) << "the copies the receiver's checkpoint covers go";
   out.restart(1, 0);
-  auto* fresh = new Envelope;
-  fresh->graph = graph;
-  fresh->payload = Payload::of(Range{0, 1});
+  Envelope* fresh = range_object(graph, 0);
   out.send(*fresh, 7, 9, Stamp::kFinal, 0, 1);
   EXPECT_EQ(fresh->stamp.incarnation(), 1u);
   EXPECT_EQ(fresh->stamp.number(), 1u) << "a rebuilt sender numbers afresh";
@@ -483,10 +487,7 @@ TEST(RecoveryLog, AnInboxHandlesAScriptedObjectOutOfItsTurnAndTheSkippedOnesAfte
   detail::Inbox in;
   std::vector<Envelope*> sent;
   for (int i = 0; i < 3; ++i) {
-    auto* e = new Envelope;
-    e->graph = graph;
-    e->seq = static_cast<std::uint64_t>(i);
-    e->payload = Payload::of(Range{i, i + 1});
+    Envelope* e = range_object(graph, i);
     out.send(*e, 7, 9, 1, 0, 1);
     sent.push_back(e);
   }
