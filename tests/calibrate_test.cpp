@@ -28,8 +28,10 @@ TEST(Calibrate, MeasuresTheLinksAndTheCpuShareOfANamespacedCluster) {
   Scratch files;
   const std::string model_path = (files.dir / "cluster.json").string();
   std::string out;
+  // Where the figures are not checked (sanitizer builds), the shortest run gives the same structure.
+  const std::string effort = kMeasures ? " --seconds 2 --rounds 3" : " --seconds 0.3 --rounds 3";
   const int status = shell(cluster.in_host(0) + " " + net::shell_word(CALIBRATE) + " --hostfile " +
-                               cluster.hostfile(files) + " --out " + model_path + " --seconds 2 --rounds 3 --bytes 1048576",
+                               cluster.hostfile(files) + " --out " + model_path + effort + " --bytes 1048576",
                            out);
   ASSERT_EQ(status, 0) << out;
   std::printf("%s", out.c_str());

@@ -123,18 +123,13 @@ Application::Application(CommandLine command_line, BackendMaker make) {
   if (command_line.in_process) {
     if (!command_line.hostfile.empty()) throw std::invalid_argument("--local runs every node in this process: no --hostfile");
     command_line.options.nodes = std::max<std::size_t>(command_line.options.nodes, 1);
-    start(local(command_line.options));
+    start(local(command_line.options), command_line.checkpoint_every, command_line.checkpoint_operations);
   } else {
-    start(make(command_line));
+    start(make(command_line), command_line.checkpoint_every, command_line.checkpoint_operations);
   }
   args_ = std::move(command_line.rest);
   program_ = command_line.argc > 0 ? std::string(command_line.argv[0]) : std::string();
   program_ = program_.substr(program_.find_last_of('/') + 1);
-  if (command_line.checkpoint_every > 0) {
-    if (nodes() < 2)
-      throw std::invalid_argument("--fault-tolerance needs at least two nodes: a thread's checkpoint is held by another node");
-    runtime_->fault_tolerance(command_line.checkpoint_every, command_line.checkpoint_operations);
-  }
   if (!runtime_->coordinates()) {  // another node's process: it serves, then ends here
     const int status = backend_->serve();
     runtime_.reset();
@@ -168,10 +163,14 @@ Application::Application(CommandLine command_line, BackendMaker make) {
   }
 }
 
-void Application::start(std::unique_ptr<Backend> backend) {
+void Application::start(std::unique_ptr<Backend> backend, double checkpoint_every,
+                        std::uint64_t checkpoint_operations) {
   keep_freed_memory();
   backend_ = std::move(backend);
-  runtime_ = std::make_unique<Runtime>(*backend_);
+  if (checkpoint_every > 0 && nodes() < 2)
+    throw std::invalid_argument(
+        "--fault-tolerance needs at least two nodes: a thread's checkpoint is held by another node");
+  runtime_ = std::make_unique<Runtime>(*backend_, checkpoint_every, checkpoint_operations);
   // Run by a cluster's scheduler: it answers the resize points and grants the nodes (those the
   // application starts on, then what it answers).
   unwinding_at_start_ = std::uncaught_exceptions();

@@ -8,8 +8,9 @@
 
 namespace dps {
 
-Runtime::Runtime(Backend& backend)
+Runtime::Runtime(Backend& backend, double checkpoint_interval, std::uint64_t checkpoint_operations)
     : backend_(backend), simulation_(backend.simulation()), frame_base_(FrameId{backend.local_node()} << 44) {
+  if (checkpoint_interval != 0) fault_tolerance(checkpoint_interval, checkpoint_operations);
   // The sink first: once attached, a backend's network thread may already be told to trace.
   tracer_.store(through_simulation(nullptr), std::memory_order_release);
   backend_.attach(*this);

@@ -201,7 +201,7 @@ class Application {
  private:
   using BackendMaker = std::unique_ptr<Backend> (*)(CommandLine&);
   Application(CommandLine command_line, BackendMaker make);
-  void start(std::unique_ptr<Backend> backend);
+  void start(std::unique_ptr<Backend> backend, double checkpoint_every = 0, std::uint64_t checkpoint_operations = 0);
   void trace_cores(NodeId node);
   bool checkpoint_due();  // marks the point: the first starts the clock
   void write_checkpoint(std::string progress);

@@ -38,7 +38,9 @@ namespace dps {
 
 class Runtime {
  public:
-  explicit Runtime(Backend& backend);
+  // Fault tolerance, when wanted, is given here: once attached, the backend may create threads (a
+  // node joining a running application receives some at once).
+  explicit Runtime(Backend& backend, double checkpoint_interval = 0, std::uint64_t checkpoint_operations = 0);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
