@@ -67,38 +67,84 @@ void resize(dps::Application& app, dps::Threads<Multiplier>& multipliers, int co
   }
 }
 
+// What a restart needs besides the threads' states (--checkpoint-dir, --restart): the iterations
+// done, the problem they belong to, and where its columns are.
+struct RestartPoint {
+  int done = 0;  // iterations factored
+  int n = 0, r = 0;
+  Variant variant = Variant::Owner;
+  MatrixKind matrix = MatrixKind::Random;
+  std::uint64_t seed = 0;
+  int nodes = 0;  // column j is held by the (j % nodes)-th column node's thread (owner) or by thread j
+  int multipliers = 0;
+  template <class A>
+  void serialize(A& a) {
+    a(done, n, r, variant, matrix, seed, nodes, multipliers);
+  }
+};
+
+std::string problem(int n, int r, Variant variant, std::uint64_t seed) {
+  return "n = " + std::to_string(n) + ", r = " + std::to_string(r) + ", " + name(variant) + ", seed " +
+         std::to_string(seed);
+}
+
+// The checkpoint's problem must be this run's: its data are in the restored threads.
+void check_same_problem(const RestartPoint& p, const Options& o) {
+  if (p.n != o.n || p.r != o.r || p.variant != o.variant || p.seed != o.seed || p.matrix != o.matrix)
+    throw std::invalid_argument("--restart: the checkpoint factors " + problem(p.n, p.r, p.variant, p.seed) +
+                                (p.matrix != o.matrix ? " (another --matrix)" : "") + ", not " +
+                                problem(o.n, o.r, o.variant, o.seed) + ": give its options");
+}
+
 }  // namespace
 
 Result run(dps::Application& app, const Options& o) {
   const int K = o.n / o.r;
+  const std::optional<RestartPoint> restarted = app.restarted<RestartPoint>();  // before the collections
+  if (restarted) check_same_problem(*restarted, o);
   const auto ids = app.node_ids();
-  // Column j on the (j % nodes)-th of the column nodes; in the owner variant, a relay on each.
-  const int nodes = std::min(K, o.column_nodes > 0 ? o.column_nodes : static_cast<int>(ids.size()));
+  // Column j on the (j % nodes)-th of the column nodes; in the owner variant, a relay on each. A
+  // restart on fewer nodes puts several column nodes' threads on one.
+  const int nodes =
+      restarted ? restarted->nodes : std::min(K, o.column_nodes > 0 ? o.column_nodes : static_cast<int>(ids.size()));
+  const auto column_node = [&](int p) { return ids[static_cast<std::size_t>(p) % ids.size()]; };
   const bool owner = o.variant == Variant::Owner;
-  Collections t{app.threads<dps::Stateless>("master", 1), app.threads<Column>("columns", 0),
-                app.threads<Multiplier>("multipliers", static_cast<std::size_t>(o.multipliers)), {}, {}};
+  Collections t{app.threads<dps::Stateless>("master", 1),
+                app.threads<Column>("columns", 0),
+                app.threads<Multiplier>("multipliers",
+                                        static_cast<std::size_t>(restarted ? restarted->multipliers : o.multipliers)),
+                {},
+                {}};
   if (owner) {  // a stripe and a relay on each column node
     t.stripes = app.threads<Stripe>("stripes", 0);
     t.relays = app.threads<dps::Stateless>("relays", 0);
     for (int p = 0; p < nodes; ++p) {
-      t.stripes.add_on(ids[static_cast<std::size_t>(p)]);
-      t.relays.add_on(ids[static_cast<std::size_t>(p)]);
+      t.stripes.add_on(column_node(p));
+      t.relays.add_on(column_node(p));
     }
   } else {
-    for (int j = 0; j < K; ++j) t.columns.add_on(ids[static_cast<std::size_t>(j % nodes)]);
+    for (int j = 0; j < K; ++j) t.columns.add_on(column_node(j % nodes));
   }
-  const Fill fill{0, o.n, o.r, nodes, o.sub_block, o.seed, o.matrix};
-  const long filled = owner ? app.graph(fill_graph(t.stripes, t.master), "fill").call(fill).get().messages
-                            : app.graph(fill_graph(t.columns, t.master), "fill").call(fill).get().messages;
-  if (filled != (owner ? nodes : K)) throw std::logic_error("not every column was filled");
+  if (!restarted) {  // a restart's columns hold their data
+    const Fill fill{0, o.n, o.r, nodes, o.sub_block, o.seed, o.matrix};
+    const long filled = owner ? app.graph(fill_graph(t.stripes, t.master), "fill").call(fill).get().messages
+                              : app.graph(fill_graph(t.columns, t.master), "fill").call(fill).get().messages;
+    if (filled != (owner ? nodes : K)) throw std::logic_error("not every column was filled");
+  }
 
   // One call per segment of iterations between thread changes (the operations mark each iteration
-  // as a phase of the trace); under a scheduler, one per iteration, its answer taken after each.
+  // as a phase of the trace); under a scheduler, or written to disk, one per iteration.
   Result result;
+  const int from = restarted ? restarted->done : 0;
+  if (restarted) result.restarted_from = from;
+  const bool per_iteration = o.scheduler || app.checkpoints_to_disk();
   const double start = app.now();
-  auto change = o.changes.begin();
-  for (int first = 0; first < K;) {
-    const int last = o.scheduler ? first + 1 : change == o.changes.end() ? K : change->first;
+  auto change = o.changes.upper_bound(from);  // those after earlier iterations are in the checkpoint's threads
+  for (int first = from; first < K;) {
+    app.checkpoint(
+        RestartPoint{first, o.n, o.r, o.variant, o.matrix, o.seed, nodes, static_cast<int>(t.multipliers.size())});
+    const int next_change = change == o.changes.end() ? K : change->first;
+    const int last = per_iteration ? first + 1 : next_change;
     const SegmentPlan plan{first, last, K, o.variant, o.window, o.sub_block};
     const double began = app.now();
     app.graph(segment_graph(t, plan), "lu").call(Start{first, K, nodes}).get();
@@ -107,7 +153,7 @@ Result run(dps::Application& app, const Options& o) {
       const std::size_t target =
           o.scheduler->decide({.iteration = last, .size = app.nodes(), .iteration_seconds = app.now() - began});
       resize(app, t.multipliers, nodes, target);
-    } else {
+    } else if (last == next_change) {
       if (change->second > 0) t.multipliers.add(static_cast<std::size_t>(change->second));
       for (int k = 0; k < -change->second; ++k) t.multipliers.remove(t.multipliers.size() - 1).get();
       ++change;
@@ -115,7 +161,8 @@ Result run(dps::Application& app, const Options& o) {
     first = last;
   }
   result.seconds = app.now() - start;
-  result.gflops = 2.0 / 3.0 * std::pow(static_cast<double>(o.n), 3) / result.seconds / 1e9;
+  const double order = o.n - from * o.r;  // restarted: what was left to factor
+  result.gflops = 2.0 / 3.0 * std::pow(order, 3) / result.seconds / 1e9;
   result.multipliers = t.multipliers.size();
 
   if (o.check && app.allocates_payloads() && !app.models_compute()) {

@@ -41,13 +41,16 @@ struct Options {
 
 struct Result {
   double seconds = 0;  // the factorization, filling and checking excluded (simulated under lu-sim)
-  double gflops = 0;   // 2n³/3 flops over seconds
+  double gflops = 0;   // 2n³/3 flops over seconds (restarted: 2m³/3, m the order left)
   std::size_t multipliers = 0;  // at the end
   std::optional<double> residual;  // none when skipped or nothing was computed (partial direct execution)
   std::optional<Factored> factors;
+  std::optional<int> restarted_from;  // under --restart: the iterations the checkpoint had done
 };
 
-// Runs on node 0. Throws std::runtime_error naming the zero pivot of a singular matrix.
+// Runs on node 0. Throws std::runtime_error naming the zero pivot of a singular matrix. With
+// --checkpoint-dir, one call per iteration, written between them; --restart goes on from there (the
+// same n, r, variant and matrix; the columns' data stays with its threads, on as many nodes as there are).
 Result run(dps::Application& app, const Options& options);
 
 }  // namespace lu

@@ -164,18 +164,19 @@ int main(int argc, char** argv) {
                      *result.residual);
         code = 1;
       }
-      figures = apps::ResultLine()
-                    .add("n", o.n)
-                    .add("r", o.r)
-                    .add("variant", lu::name(o.variant))
-                    .add("window", o.window)
-                    .add("sub_block", o.sub_block)
-                    .add("nodes", app.nodes())
-                    .add("multipliers", result.multipliers)
-                    .seconds(result.seconds)
-                    .add("gflops", result.gflops, "%.3f")
-                    .add("residual", result.residual, "%f")
-                    .json();
+      apps::ResultLine line;
+      line.add("n", o.n)
+          .add("r", o.r)
+          .add("variant", lu::name(o.variant))
+          .add("window", o.window)
+          .add("sub_block", o.sub_block)
+          .add("nodes", app.nodes())
+          .add("multipliers", result.multipliers)
+          .seconds(result.seconds)
+          .add("gflops", result.gflops, "%.3f")
+          .add("residual", result.residual, "%f");
+      if (result.restarted_from) line.add("restarted_from", *result.restarted_from);  // --restart
+      figures = line.json();
     }
     std::printf("%s\n", figures.c_str());
     return code;

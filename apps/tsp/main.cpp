@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
           .add("resizes", log);
       // What the bounds were charged: give it to the next runs (--tree-cost) to compare like with like.
       if (charged) line.add("tree_cost_ns", tree_cost_ns, "%.4f");
+      if (r.restarted_from) line.add("restarted_from", *r.restarted_from);  // --restart
       output += "\n" + line.json();
       if (knows && optimum->second != r.length) {
         std::fprintf(stderr, "%s: found a tour of %ld, but the optimum is %ld\n", kProgram, r.length, optimum->second);

@@ -334,11 +334,36 @@ Progress Solver::run(const Segment& segment) {
   return graph->second.call(segment).get();
 }
 
+namespace {
+
+// What a restart needs besides the threads' states (--checkpoint-dir, --restart): the search so far
+// and the next segment's start (the best tour, the workers, what removed ones handed on).
+struct RestartPoint {
+  std::string instance;
+  int cities = 0;
+  bool cold = false;
+  long rounds = 0, explored = 0, branched = 0, shared = 0, first_tour = 0;
+  double root_bound = 0;
+  Segment segment;
+  template <class A>
+  void serialize(A& a) {
+    a(instance, cities, cold, rounds, explored, branched, shared, first_tour, root_bound, segment);
+  }
+};
+
+}  // namespace
+
 Result solve(dps::Application& app, const Instance& instance, const SolveOptions& o) {
   // About 15 ms of bounds per round: a 1-tree costs some 4 ns per city² here.
   const long n = instance.n;
   const long budget = o.budget > 0 ? o.budget : std::max(1L, 4'000'000L / (n * n));
   if (o.policy && !o.resizes.empty()) throw std::invalid_argument("--resize and --policy both decide the resizes: give one");
+  const std::optional<RestartPoint> restarted = app.restarted<RestartPoint>();  // before the collections
+  if (restarted &&
+      (restarted->instance != instance.name || restarted->cities != instance.n || restarted->cold != o.cold))
+    throw std::invalid_argument("--restart: the checkpoint searches " + restarted->instance +
+                                (restarted->cold ? " cold" : "") + ", not " + instance.name + (o.cold ? " cold" : "") +
+                                ": give its instance and options");
   auto workers = app.threads<Worker>("workers", 0, [&](std::size_t) { return Worker{instance, {}}; });
   auto conductor = app.threads<Conductor>("conductor", 0);
   conductor.add_on(app.local_node());
@@ -347,15 +372,49 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
     nodes.reserve(threads);
     for (std::size_t i = workers.size(); i < threads; ++i) workers.add_on(nodes.node_of(i));
   };
-  place(o.threads);
+  place(restarted ? restarted->segment.workers : o.threads);
   Solver solver(app, workers, conductor);
   const double began = app.now();
-  const Start start = solver.start(instance, o.kicks > 0 ? o.kicks : 10 * instance.n, o.cold);
-  Result r{.tour = start.tour, .length = start.length, .explored = start.expanded, .first_tour = o.cold ? 0 : start.length,
-           .branched = start.branched, .root_bound = start.root_bound};
-  Segment segment{o.rounds, 0, budget, o.threads, !o.reproducible, start.settings, start.length, start.tour, start.open};
+  Result r;
+  Segment segment;
+  if (restarted) {  // its workers' frontiers are in their restored states
+    const RestartPoint& p = *restarted;
+    r = {.tour = p.segment.tour,
+         .length = p.segment.best,
+         .explored = p.explored,
+         .rounds = p.rounds,
+         .first_tour = p.first_tour,
+         .shared = p.shared,
+         .branched = p.branched,
+         .root_bound = p.root_bound,
+         .restarted_from = p.rounds};
+    segment = p.segment;
+  } else {
+    const Start start = solver.start(instance, o.kicks > 0 ? o.kicks : 10 * instance.n, o.cold);
+    r = {.tour = start.tour,
+         .length = start.length,
+         .explored = start.expanded,
+         .first_tour = o.cold ? 0 : start.length,
+         .branched = start.branched,
+         .root_bound = start.root_bound};
+    segment = {o.rounds, 0, budget, o.threads, !o.reproducible, start.settings, start.length, start.tour, start.open};
+  }
   double handover = 0;  // the last resize's, in seconds
+  const auto resize = [&](std::size_t target) {  // removed workers hand their frontiers to the next segment
+    const double resize_began = app.now();
+    place(target);
+    while (workers.size() > target)
+      for (Subproblem& s : workers.remove(workers.size() - 1).get().frontier.take_all())
+        segment.handed.push_back(std::move(s));
+    nodes.release(workers.size());
+    handover = app.now() - resize_began;
+    r.resizes.push_back({r.rounds, target, segment.handed.size(), nodes.nodes().size()});
+    segment.workers = target;
+  };
+  if (restarted && o.threads != segment.workers) resize(o.threads);  // restarted on another number of nodes
   for (;;) {
+    app.checkpoint(RestartPoint{instance.name, instance.n, o.cold, r.rounds, r.explored, r.branched, r.shared,
+                                r.first_tour, r.root_bound, segment});
     const auto point = o.resizes.upper_bound(r.rounds);
     segment.rounds = point == o.resizes.end() ? o.rounds : std::min(o.rounds, point->first - r.rounds);
     segment.first_round = r.rounds;
@@ -378,14 +437,7 @@ Result solve(dps::Application& app, const Instance& instance, const SolveOptions
                                  .redistribution_seconds = handover});
     if (target == segment.workers) continue;
     if (target == 0) throw std::logic_error("the resize policy left the search no worker");
-    const double resize_began = app.now();
-    place(target);
-    while (workers.size() > target)
-      for (Subproblem& s : workers.remove(workers.size() - 1).get().frontier.take_all()) segment.handed.push_back(std::move(s));
-    nodes.release(workers.size());
-    handover = app.now() - resize_began;
-    r.resizes.push_back({r.rounds, target, segment.handed.size(), nodes.nodes().size()});
-    segment.workers = target;
+    resize(target);
   }
   r.seconds = app.now() - began;
   r.tour = segment.tour, r.length = segment.best;

@@ -37,6 +37,7 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace tsp {
@@ -181,6 +182,7 @@ struct Result {
   long branched = 0;  // explored subproblems with children: explored = 1 + 2 branched when none is lost or repeated
   double seconds = 0, root_bound = 0;  // seconds: the application's clock (simulated time in a simulation)
   std::vector<Resized> resizes{};
+  std::optional<long> restarted_from{};  // under --restart: the rounds the checkpoint had done
 };
 Result solve(dps::Application& app, const Instance& instance, const SolveOptions& options);
 

@@ -181,6 +181,8 @@ class Application {
     static_assert(detail::serializable_state<Progress>, "dps: a checkpoint's progress needs a cereal serialize()");
     return checkpoint_due() && (write_checkpoint(encoded(progress)), true);
   }
+  // With --checkpoint-dir: a program whose work is one long call splits it, to mark points between.
+  bool checkpoints_to_disk() const noexcept { return !checkpoint_dir_.empty(); }
   // With --restart DIR, the progress of the checkpoint there; each collection made after this call
   // has its threads made, index by index as they are added, with the states it holds (a collection
   // made before it, under --restart, is refused: the program does not know where it goes on from).
