@@ -417,6 +417,11 @@ bool Membership::expects_close(NodeId node) const {
   return ending_ || departed_.contains(node);
 }
 
+bool Membership::ending() const {
+  std::lock_guard lock(process_.mu);
+  return ending_;
+}
+
 void Membership::sealed_by(NodeId node) {
   {
     std::lock_guard lock(process_.mu);

@@ -82,6 +82,7 @@ class Membership {
   // A connection closed (Transport::Handler::on_lost): was that expected (the node left, or the
   // application ends)? Then sealed_by(); then, unless expected, lost().
   bool expects_close(NodeId node) const;
+  bool ending() const;  // the application ends: every connection closes
   // The leaving node: `node` will send nothing more (it sealed, or its connection closed). Once
   // none will, this node ends; its strands forward what reached it before the process goes.
   void sealed_by(NodeId node);

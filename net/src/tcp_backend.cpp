@@ -82,8 +82,10 @@ struct TcpBackend::Impl final : Transport::Handler {
     membership.sealed_by(node);
     // What it was to answer will not come, even when it left on purpose.
     replication.fail_requests_to(node, reason);
+    // What it held of other threads' checkpoints is gone, even when it left on purpose (a shrink):
+    // node 0 must not rebuild a thread there, and its threads checkpoint again elsewhere.
+    if (!expected || !membership.ending()) backups.lost(node);  // before node 0 plans a recovery
     if (expected) return;
-    backups.lost(node);  // before node 0 plans the recovery: what it held is gone
     membership.lost(node, reason);
   }
 
