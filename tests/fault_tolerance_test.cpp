@@ -419,7 +419,18 @@ TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
   EXPECT_EQ(fresh->stamp.incarnation(), 1u);
   EXPECT_EQ(fresh->stamp.number(), 1u) << "a rebuilt sender numbers afresh";
   EXPECT_EQ(in.admit(fresh), detail::Inbox::Verdict::Handle);
-  for (Envelope* e : {sent[0], sent[1], sent[2], sent[3], fresh}) delete e;
+
+  // Handled from a sender's earlier life, an object its rebuild sends again is told apart from a
+  // second copy: only the former credits its frame's home as dropped.
+  detail::Outbox first_life, rebuilt;
+  Envelope* before = range_object(graph, 5);
+  first_life.send(*before, 8, 9, /*epoch=*/0, 0, 1);
+  EXPECT_EQ(in.admit(before), detail::Inbox::Verdict::Handle);
+  rebuilt.restart(1, 0);
+  Envelope* again = range_object(graph, 5);
+  rebuilt.send(*again, 8, 9, 0, 0, 2);
+  EXPECT_EQ(in.admit(again), detail::Inbox::Verdict::Again);
+  for (Envelope* e : {sent[0], sent[1], sent[2], sent[3], fresh, before, again}) delete e;
 }
 
 // A thread's log tells each receiver once what it was not told yet (its own order only if it was
@@ -474,6 +485,16 @@ TEST(RecoveryLog, ACausalLogTellsEachReceiverOnceWhatItDoesNotKnowAndForgetsWhat
   EXPECT_EQ(*script.front(), (Determinant{4, 400}));
   script.pop();
   EXPECT_EQ(script.front(), nullptr);
+
+  // The end of a merge's input (frame 42) is an entry like the objects: seen where it came.
+  const Determinant end = Determinant::end_of_input(42);
+  script.learn(detail::Determinants{{{7, 4, {end, {5, 500}}}}, {}}, 7);
+  ASSERT_NE(script.front(), nullptr);
+  EXPECT_TRUE(script.front()->ends_input());
+  EXPECT_FALSE(script.names(end)) << "its front, not later";
+  EXPECT_TRUE(script.names(Determinant{5, 500}));
+  script.pop();
+  EXPECT_EQ(*script.front(), (Determinant{5, 500}));
 }
 
 // A rebuilt sender may number its links in another order than it first did: an object its receiver's

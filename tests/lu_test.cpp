@@ -120,13 +120,13 @@ INSTANTIATE_TEST_SUITE_P(RealAndSimulated, LuAgainstLapack, ::testing::Values(fa
                          [](const auto& info) { return info.param ? "Simulated" : "Real"; });
 
 // Under fault tolerance, a node killed mid-run loses threads whose outputs depend on the order their
-// inputs came in (the owner variant's panel shares post as the stripes report ready). Rebuilt, they
-// handle again what they handled since their checkpoints in the order they first did, as far as the
-// survivors know it (docs/fault-tolerance.md): dgetrf's factors, whichever of nodes 1 to 3 is killed
-// at six moments of the run. (The basic and pipelined variants still end wrong about once in a
-// hundred such kills: docs/fault-tolerance.md, "Not yet".)
+// inputs came in (the owner variant's panel shares post as the stripes report ready; a column's
+// Distribute copies L21 once its Factor ended, which the Solveds it then receives depend on).
+// Rebuilt, they hand their operations again what they were handed since their checkpoints, the ends
+// of their streams' inputs included, in the order they first did as far as the survivors know it
+// (docs/fault-tolerance.md): dgetrf's factors, whichever of nodes 1 to 3 is killed at six moments.
 TEST(LuSimulated, ANodeKilledMidRunUnderFaultToleranceChangesNothingInTheFactors) {
-  for (const lu::Variant variant : {lu::Variant::Owner}) {
+  for (const lu::Variant variant : {lu::Variant::Basic, lu::Variant::Pipelined, lu::Variant::Owner}) {
     const auto run = [&](std::vector<dps::sim::SimOptions::Failure> failures, double checkpoint_every) {
       auto app = application(true, {.nodes = 4, .failures = std::move(failures)});
       app->runtime().fault_tolerance(checkpoint_every);

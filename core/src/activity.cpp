@@ -147,11 +147,11 @@ void post_later(Activity& a, Payload& value) {
 
 bool input_ready(Activity& a) {
   if (a.thread->runtime_.steps_yield()) return false;
-  return !a.inputs.empty() || a.slot->complete();
+  return !a.inputs.empty() || a.thread->input_ends(a);
 }
 
 void wait_input(Activity& a) {
-  if (!a.inputs.empty() || a.slot->complete())
+  if (!a.inputs.empty() || a.thread->input_ends(a))
     a.thread->make_ready(a);
   else
     a.state = Activity::State::WaitInput;
@@ -173,7 +173,10 @@ Payload& payload_of(Envelope& e) noexcept { return e.payload; }
 void free_envelope(Envelope* e) noexcept { delete e; }
 
 Envelope* take_input(Activity& a) {
-  if (a.inputs.empty()) return nullptr;
+  if (a.inputs.empty()) {
+    a.thread->input_ended(a);
+    return nullptr;
+  }
   Envelope* e = a.inputs.front();
   a.inputs.pop_front();
   a.thread->consumed(*a.slot, a.in_frame);

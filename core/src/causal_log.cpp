@@ -74,6 +74,10 @@ void ReplayScript::learn(const Determinants& news, std::uint64_t owner) {
   }
 }
 
+bool ReplayScript::names(const Determinant& d) const {
+  return std::ranges::any_of(known_, [&](const auto& entry) { return entry.first > next_ && entry.second == d; });
+}
+
 const Determinant* ReplayScript::front() const {
   const auto it = known_.find(next_);
   return it == known_.end() ? nullptr : &it->second;

@@ -69,14 +69,14 @@ void Thread::on_consumer_input(Envelope* e) {
     slot.call = e->call;
     slot.home = top.home;
     slot.waiting.push_back(e);
+    if (recovery_ && recovery_->delivering) recovery_->parked = id;
     runtime_.control(*this, top.home, Message::Register, slot.call, id, uid_);
     return;
   }
-  switch (slot.role) {
-    case Role::Pending: slot.waiting.push_back(e); return;
-    case Role::Forwarder: return pass_on(slot.owner, e);
-    case Role::Owner: accept(slot, id, e); return;
-  }
+  if (slot.role == Role::Pending) return slot.waiting.push_back(e);
+  log_delivery(*e);
+  if (slot.role == Role::Forwarder) return pass_on(slot.owner, e);
+  accept(slot, id, e);
 }
 
 void Thread::accept(detail::FrameSlot& slot, FrameId frame, Envelope* e) {
@@ -174,12 +174,13 @@ void Thread::on_grant(FrameId frame, std::uint64_t owner, std::int64_t count, bo
     slot.role = Role::Owner;
     slot.expected = count;
     slot.credits = credit;
-    for (Envelope* e : waiting) accept(slot, frame, e);
+    for (Envelope* e : waiting) log_delivery(*e), accept(slot, frame, e);
   } else {
     slot.role = Role::Forwarder;
     slot.owner = owner;
-    for (Envelope* e : waiting) pass_on(owner, e);
+    for (Envelope* e : waiting) log_delivery(*e), pass_on(owner, e);
   }
+  unpark(frame);
 }
 
 void Thread::on_close(FrameId frame, std::int64_t count) {
@@ -190,7 +191,7 @@ void Thread::on_close(FrameId frame, std::int64_t count) {
   if (recovery_ && overfull(slot)) return;
   if (!slot.complete()) return;
   if (slot.consumer) {
-    if (slot.consumer->state == Activity::State::WaitInput) make_ready(*slot.consumer);
+    if (slot.consumer->state == Activity::State::WaitInput && input_ends(*slot.consumer)) make_ready(*slot.consumer);
   } else if (slot.started) {
     finish_slot(frame, slot);
   }
@@ -246,6 +247,7 @@ void Thread::on_release(FrameId frame) {
   if (it == slots_.end() || it->second.role == Role::Owner) return;  // an owner ends with its merge
   for (Envelope* e : it->second.waiting) delete e;
   slots_.erase(it);
+  unpark(frame);
 }
 
 // --- under fault tolerance: a rebuilt home and the survivors' slots of its frames ---
@@ -311,7 +313,9 @@ void Thread::replay_when_complete() {
     return it != r.resent.end() && e->stamp.link != 0 && e->stamp.link <= it->second.last;
   };
   std::vector<Envelope*> order;
-  while (take_scripted(order)) r.script.pop();
+  do {
+    while (take_scripted(order)) r.script.pop();
+  } while (order.empty() && end_in_turn());
   r.released.insert(order.begin(), order.end());
   for (const Envelope* e : order)
     if (copy(e)) ++r.copies_run[e->stamp.from];
@@ -321,7 +325,8 @@ void Thread::replay_when_complete() {
   bool complete = true;
   for (const auto& [from, sent] : r.resent) complete = complete && arrived[from] >= sent.count;
   const detail::Determinant* next = r.script.front();
-  if (next && complete && next->from != uid_ && (r.heard.contains(next->from) || !r.resent.contains(next->from)))
+  if (next && complete && next->from != uid_ && !next->ends_input() &&
+      (r.heard.contains(next->from) || !r.resent.contains(next->from)))
     r.script.clear();
   if (complete && !r.script.front()) {
     r.replaying = false;
@@ -332,6 +337,7 @@ void Thread::replay_when_complete() {
       return std::tie(a->stamp.time, a->stamp.from, a->stamp.link) <
              std::tie(b->stamp.time, b->stamp.from, b->stamp.link);
     });
+    r.ordered.insert(r.replay.begin(), r.replay.end());
     order.insert(order.end(), r.replay.begin(), r.replay.end());
     r.replay.clear();
   }
@@ -353,6 +359,44 @@ bool Thread::take_scripted(std::vector<Envelope*>& order) {
   if (it == r.replay.end()) return false;
   order.push_back(*it);
   r.replay.erase(it);
+  return true;
+}
+
+bool Thread::input_ends(const Activity& a) const {
+  if (!a.slot->complete()) return false;
+  if (!recovery_ || !recovery_->replaying) return true;
+  const Recovery& r = *recovery_;
+  const detail::Determinant end = detail::Determinant::end_of_input(a.in_frame);
+  const detail::Determinant* next = r.script.front();
+  if (next && *next == end) return r.released.empty();  // once what its script names before it is handled
+  return !r.script.names(end);
+}
+
+void Thread::input_ended(const Activity& a) {
+  if (!recovery_) return;
+  Recovery& r = *recovery_;
+  const detail::Determinant end = detail::Determinant::end_of_input(a.in_frame);
+  if (rebuildable()) r.log.record(uid_, r.determined++, end);
+  const detail::Determinant* next = r.script.front();
+  if (!next || *next != end) return;
+  r.script.pop();
+  replay_when_complete();
+}
+
+// Its script's next is the end of a frame's input: its operation, waiting, sees it now; ended
+// without reading it, or not run here this time, it is passed (true).
+bool Thread::end_in_turn() {
+  Recovery& r = *recovery_;
+  const detail::Determinant* next = r.script.front();
+  if (!next || !next->ends_input()) return false;
+  const auto it = slots_.find(next->identity);
+  const detail::FrameSlot* slot = it != slots_.end() ? &it->second : nullptr;
+  if (slot && (slot->role == Role::Pending || (slot->role == Role::Owner && (!slot->started || slot->consumer)))) {
+    Activity* a = slot->consumer;
+    if (a && a->state == Activity::State::WaitInput && input_ends(*a)) make_ready(*a);
+    return false;
+  }
+  r.script.pop();
   return true;
 }
 

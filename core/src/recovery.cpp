@@ -42,6 +42,33 @@ void Thread::send_result(Envelope* e) {
   runtime_.finish_call(node(), e);
 }
 
+// Handled again after its node failed, in its first order: one that waits for its frame's grant (its
+// merge's owner is asked again) holds the next back, or they would reach their operations first.
+void Thread::deliver_in_order(Envelope* e, bool scripted) {
+  Recovery& r = *recovery_;
+  (scripted ? r.released : r.ordered).erase(e);
+  r.delivering = true;
+  if (admit(e, scripted)) on_data(e);
+  r.delivering = false;
+}
+
+void Thread::unpark(FrameId frame) {
+  if (!recovery_ || recovery_->parked != frame) return;
+  Recovery& r = *recovery_;
+  r.parked = 0;
+  for (auto it = r.held.rbegin(); it != r.held.rend(); ++it) {  // before what came since
+    (*it)->next = pending_;
+    pending_ = *it;
+  }
+  r.held.clear();
+}
+
+void Thread::log_delivery(const Envelope& e) {
+  if (!recovery_ || !e.stamp.link || !rebuildable()) return;
+  Recovery& r = *recovery_;
+  r.log.record(uid_, r.determined++, {e.stamp.from, detail::identity(e)});
+}
+
 bool Thread::admit(Envelope* e, bool scripted) {
   detail::Inbox& inbox = recovery_->inbox;
   const Stamp stamp = e->stamp;
@@ -57,12 +84,12 @@ bool Thread::admit(Envelope* e, bool scripted) {
   if (verdict == detail::Inbox::Verdict::Handle) {
     r.clock = std::max(r.clock, stamp.time);
     ++r.handled;
-    if (stamp.link && rebuildable()) r.log.record(uid_, r.determined++, {stamp.from, detail::identity(*e)});
     return true;
   }
-  // Its home may have been rebuilt and posted it again, counting on a credit: it gets one. (A home
-  // that was not is credited twice, which only widens its window while the run recovers.)
-  if (!e->frames.empty()) {
+  // Sent again by a rebuilt sender: its home may have been rebuilt and posted it again, counting on a
+  // credit: it gets one, and learns it was dropped. A second copy of one it handled credits nothing:
+  // the first did, and a home that counted it dropped could end a frame whose merge has not run.
+  if (verdict == detail::Inbox::Verdict::Again && !e->frames.empty()) {
     const Frame& top = e->frames.top();
     runtime_.control(*this, top.home, Message::Credit, e->call, top.id, 0, 1, /*dropped=*/true);
   }
@@ -289,6 +316,9 @@ void Thread::restore(const detail::Checkpoint& checkpoint, NodeId node, std::uin
   r.determined_at.clear();
   r.script.restart(checkpoint.determined);
   r.released.clear();
+  r.ordered.clear();
+  r.parked = 0;
+  r.held.clear();
   r.copies_run.clear();
   r.outbox = checkpoint.outbox;
   r.outbox.restart(incarnation, checkpoint.epoch);

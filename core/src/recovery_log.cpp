@@ -173,7 +173,7 @@ Inbox::Verdict Inbox::admit(Envelope* e, bool out_of_turn) {
   } else {
     seen.order.emplace_back(now, id);
   }
-  return fresh ? Verdict::Handle : Verdict::Duplicate;
+  return fresh ? Verdict::Handle : Verdict::Again;
 }
 
 Envelope* Inbox::next(const Stamp& handled) {

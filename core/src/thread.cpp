@@ -37,8 +37,12 @@ std::vector<Envelope*> Thread::wipe() {
   homes_.clear();
   if (recovery_) {
     for (Envelope* e : recovery_->replay) delete e;
+    for (Envelope* e : recovery_->held) delete e;
     recovery_->replay.clear();
     recovery_->released.clear();
+    recovery_->ordered.clear();
+    recovery_->held.clear();
+    recovery_->parked = 0;
   }
   ready_.clear();
   yielded_.clear();
@@ -168,10 +172,12 @@ std::vector<Thread::Forwarder> Thread::forwarders() const {
 void Thread::handle(Envelope* e) {
   switch (e->kind) {
     case Message::Data:
-      if (recovery_ && recovery_->released.erase(e)) {  // its replay's script's turn
-        if (admit(e, /*scripted=*/true)) on_data(e);
+      if (recovery_ && recovery_->parked) return recovery_->held.push_back(e);
+      if (recovery_ && recovery_->released.contains(e)) {  // its replay's script's turn
+        deliver_in_order(e, /*scripted=*/true);
         return replay_when_complete();  // the script's next batch, once this one is handled
       }
+      if (recovery_ && recovery_->ordered.contains(e)) return deliver_in_order(e, /*scripted=*/false);
       if (recovery_ && recovery_->replaying) {  // it waits for its turn in the replay
         recovery_->replay.push_back(e);
         return replay_when_complete();
@@ -206,9 +212,11 @@ void Thread::on_data(Envelope* e) {
   }
   switch ((*e->graph)[e->vertex].kind()) {
     case OpKind::Leaf:
+      log_delivery(*e);
       if (life_ != Life::Active) return reroute(e);
       return run_leaf(e);
     case OpKind::Split:
+      log_delivery(*e);
       if (life_ != Life::Active) return reroute(e);
       return start_producer(e);
     case OpKind::Merge:
@@ -278,6 +286,7 @@ void Thread::on_abort(CallId call) {
     for (Envelope* e : entry.second.waiting) delete e;
     return true;
   });
+  if (recovery_ && recovery_->parked && !slots_.contains(recovery_->parked)) unpark(recovery_->parked);
 }
 
 void Thread::on_retire(Envelope* e) {

@@ -70,6 +70,7 @@ class ReplayScript {
   }
   void learn(const Determinants& news, std::uint64_t owner);
   const Determinant* front() const;  // nullptr: the order known ends here
+  bool names(const Determinant& d) const;  // later than its front
   void pop() { known_.erase(next_++); }
   void clear() { known_.clear(); }
 

@@ -16,11 +16,18 @@
 
 namespace dps::detail {
 
-// An object a thread handled: its sender (0: the caller) and its identity (recovery_log.hpp).
+// An object a thread handled: its sender (0: the caller) and its identity (recovery_log.hpp). Or the
+// end of a merge's or stream's input frame, as its operation saw it: where that came among the
+// objects matters as much as their order (a stream's outputs may go to this thread again, and what
+// it does with them must find the state the end left).
 struct Determinant {
+  static constexpr std::uint64_t kEndOfInput = ~std::uint64_t{0};  // `from` of an end; `identity`: the frame
+
   std::uint64_t from = 0;
   std::uint64_t identity = 0;
   bool operator==(const Determinant&) const = default;
+  static Determinant end_of_input(std::uint64_t frame) noexcept { return {kEndOfInput, frame}; }
+  bool ends_input() const noexcept { return from == kEndOfInput; }
 
   template <class Archive>
   void serialize(Archive& a) {

@@ -91,7 +91,9 @@ class Inbox {
     };
     std::unordered_map<std::uint64_t, Seen> seen;
   };
-  enum class Verdict : std::uint8_t { Handle, Early, Duplicate };
+  // Duplicate: a number of its link handled before (sent twice: a copy and the object itself);
+  // Again: an object a rebuilt sender sent again, handled before from its earlier life.
+  enum class Verdict : std::uint8_t { Handle, Early, Duplicate, Again };
 
   Inbox() = default;
   Inbox(const Inbox&) = delete;

@@ -176,6 +176,11 @@ class Thread {
   void on_rejoin(const Envelope& e, std::vector<detail::FrameClaim> claims);
   void replay_when_complete();
   bool take_scripted(std::vector<Envelope*>& order);
+  // The end of a merge's or stream's input, where it came among the objects it handled: recorded,
+  // and rebuilt, seen at the same place (its script's) or, if the script does not name it, at once.
+  bool input_ends(const Activity& a) const;
+  void input_ended(const Activity& a);
+  bool end_in_turn();  // its script's front is an end: false while it waits for it
   void claim(detail::FrameHome& home, FrameId frame, const detail::FrameClaim& c);
   void reopened(FrameId frame, detail::FrameHome& home);
   // Tell thread `rebuilt` that it was sent `copies` again, and which slots of its frames this one holds.
@@ -187,6 +192,9 @@ class Thread {
   void send_data(Thread& to, Envelope* e);  // to another thread, stamped and kept under fault tolerance
   void send_result(Envelope* e);
   bool admit(Envelope* e, bool scripted = false);  // false: it waits for its turn, or was handled before (dropped)
+  void log_delivery(const Envelope& e);            // the order its operations are handed their objects in
+  void deliver_in_order(Envelope* e, bool scripted);  // what its replay hands over, one after the other
+  void unpark(FrameId frame);                         // its frame's owner is named: what waited goes on
   bool checkpoint_due() const;
   void record_in(detail::Checkpoint& image) const;  // its records, besides its state and epoch
   void on_stored(std::uint32_t epoch);
@@ -255,6 +263,12 @@ class Thread {
     std::vector<Envelope*> replay;
     detail::ReplayScript script;
     std::unordered_set<const Envelope*> released;                 // by its script: handled as they come
+    std::unordered_set<const Envelope*> ordered;                  // the rest, in its senders' clocks' order
+    // One of them that waits for its frame's grant holds back the others until it is handed on: they
+    // reach their operations in the order they are handled in.
+    FrameId parked = 0;
+    std::vector<Envelope*> held;
+    bool delivering = false;
     std::unordered_map<std::uint64_t, std::uint64_t> copies_run;  // by sender: copies its script let through
     struct Resent {
       std::uint64_t last = 0, count = 0;  // links up to `last` are copies; `count` of them
