@@ -176,8 +176,13 @@ TEST(DecoderFuzz, ValidFramesDecodeToWhatWasEncoded) {
         EXPECT_EQ(got->frames[i].home, want.frames[i].home);
         EXPECT_EQ(got->frames[i].parent_seq, want.frames[i].parent_seq);
       }
+      EXPECT_EQ(got->stamp.from, want.stamp.from);
       EXPECT_EQ(got->stamp.link, want.stamp.link);
+      EXPECT_EQ(got->stamp.epoch, want.stamp.epoch);
+      EXPECT_EQ(got->stamp.committed, want.stamp.committed);
+      EXPECT_EQ(got->stamp.base, want.stamp.base);
       EXPECT_EQ(got->stamp.time, want.stamp.time);
+      EXPECT_EQ(got->stamp.earlier_life, want.stamp.earlier_life);
       ASSERT_EQ(got->determinants != nullptr, want.determinants != nullptr);
       if (want.determinants) {
         ASSERT_EQ(got->determinants->runs.size(), want.determinants->runs.size());

@@ -430,7 +430,13 @@ TEST(RecoveryLog, AnInboxHandlesEachSendersObjectsOnceAndInOrder) {
   Envelope* again = range_object(graph, 5);
   rebuilt.send(*again, 8, 9, 0, 0, 2);
   EXPECT_EQ(in.admit(again), detail::Inbox::Verdict::Again);
-  for (Envelope* e : {sent[0], sent[1], sent[2], sent[3], fresh, before, again}) delete e;
+  // So is its copy of what its first life sent, which the rebuilt sender marks as such when it sends
+  // it again (a home rebuilt from a checkpoint counts on it to learn its frame's merge ran).
+  Envelope* kept = first_life.copies(9).front().second;
+  EXPECT_EQ(in.admit(kept), detail::Inbox::Verdict::Duplicate) << "sent twice by its first life";
+  kept->stamp.earlier_life = true;
+  EXPECT_EQ(in.admit(kept), detail::Inbox::Verdict::Again);
+  for (Envelope* e : {sent[0], sent[1], sent[2], sent[3], fresh, before, again, kept}) delete e;
 }
 
 // A thread's log tells each receiver once what it was not told yet (its own order only if it was

@@ -285,6 +285,7 @@ void Thread::on_resend(std::uint64_t receiver, const std::vector<std::uint64_t>&
     rejoin(receiver, copies, /*rebuilt_too=*/false);
   }
   for (auto [to, e] : copies) {
+    e->stamp.earlier_life = e->stamp.incarnation() < recovery_->outbox.incarnation();
     if (to == 0) {
       runtime_.finish_call(node(), e);
     } else if (Thread* t = runtime_.thread(to)) {

@@ -122,14 +122,16 @@ Inbox::Verdict Inbox::admit(Envelope* e, bool out_of_turn) {
   }
   const std::pair<std::uint64_t, std::uint32_t> link{s.from, s.incarnation()};
   std::uint64_t& handled = record_.handled[link];
-  if (s.number() <= handled) return Verdict::Duplicate;
+  // Handled before: sent twice by one life of its sender, or again by a rebuilt one.
+  const Verdict handled_before = s.earlier_life ? Verdict::Again : Verdict::Duplicate;
+  if (s.number() <= handled) return handled_before;
   if (s.number() > handled + 1) {
     if (out_of_turn) {  // its replay's script says so; a rebuilt sender's links follow another order
-      if (!record_.ahead[link].insert(s.number()).second) return Verdict::Duplicate;
+      if (!record_.ahead[link].insert(s.number()).second) return handled_before;
     } else {
       if (const auto ahead = record_.ahead.find(link);
           ahead != record_.ahead.end() && ahead->second.contains(s.number()))
-        return Verdict::Duplicate;
+        return handled_before;
       auto [it, fresh] = early_.try_emplace({s.from, s.link}, e);
       return fresh ? Verdict::Early : Verdict::Duplicate;
     }

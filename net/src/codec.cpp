@@ -19,9 +19,10 @@ std::uint64_t named_thread(const Runtime& runtime, std::uint64_t uid) {
   return uid;
 }
 
-// A data object's stamp under fault tolerance; one byte without.
+// A data object's stamp under fault tolerance (flag 2: a copy from its sender's earlier life); one
+// byte without.
 void put_stamp(const Stamp& s, WireWriter& out) {
-  out.put(static_cast<std::uint8_t>(s.link != 0));
+  out.put(static_cast<std::uint8_t>(s.link == 0 ? 0 : s.earlier_life ? 2 : 1));
   if (!s.link) return;
   out.put(s.from);
   out.put(s.link);
@@ -34,8 +35,9 @@ void put_stamp(const Stamp& s, WireWriter& out) {
 Stamp get_stamp(WireReader& in) {
   Stamp s;
   const auto stamped = in.get<std::uint8_t>();
-  if (stamped > 1) throw WireError("a stamp flag of " + std::to_string(stamped));
+  if (stamped > 2) throw WireError("a stamp flag of " + std::to_string(stamped));
   if (!stamped) return s;
+  s.earlier_life = stamped == 2;
   s.from = in.get<std::uint64_t>();
   s.link = in.get<std::uint64_t>();
   s.epoch = in.get<std::uint32_t>();

@@ -142,7 +142,7 @@ std::vector<Seed> DecoderTargets::seeds() const {
     e->call = 0x0100000000000007;
     e->frames.push({13, master.uid(), 1});
     e->payload = Payload::of(Piece{1, 2, std::int32_t{3}, {}});
-    e->stamp = {master.uid(), std::uint64_t{2} << Stamp::kIncarnationShift | 17, 3, 2, 1, 99};
+    e->stamp = {master.uid(), std::uint64_t{2} << Stamp::kIncarnationShift | 17, 3, 2, 1, 99, /*earlier_life=*/true};
     e->determinants = std::make_unique<detail::Determinants>(detail::Determinants{
         {{w1.uid(), 40, {{master.uid(), 0x1234}, {0, 0xfeed}}}, {master.uid(), 0, {}}}, {{w1.uid(), 38}}});
     out.push_back({"data-piece-stamped", frame(FrameKind::Envelope, encoded(*e, w0)), e, &w0});

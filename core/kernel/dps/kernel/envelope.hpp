@@ -135,6 +135,7 @@ struct Stamp {
   std::uint32_t base = 0;       // the checkpoint its incarnation was rebuilt from: what earlier ones sent
                                 // before it is final
   std::uint64_t time = 0;       // the sender's Lamport clock: a rebuilt receiver handles again in its order
+  bool earlier_life = false;    // a copy a rebuilt sender sends again of what it sent before its rebuild
 
   static constexpr std::uint32_t kFinal = ~std::uint32_t{0};
   static constexpr int kIncarnationShift = 40;

@@ -91,8 +91,9 @@ class Inbox {
     };
     std::unordered_map<std::uint64_t, Seen> seen;
   };
-  // Duplicate: a number of its link handled before (sent twice: a copy and the object itself);
-  // Again: an object a rebuilt sender sent again, handled before from its earlier life.
+  // Duplicate: a number of its link handled before (one life of its sender sent it twice: a copy and
+  // the object itself); Again: an object a rebuilt sender sent again (its own copy of what its earlier
+  // life sent, or the same object sent anew), handled before from its earlier life.
   enum class Verdict : std::uint8_t { Handle, Early, Duplicate, Again };
 
   Inbox() = default;
