@@ -50,9 +50,7 @@ Envelope* KeptObject::envelope() const {
   e->seq = seq;
   e->frames = frames;
   e->stamp = stamp;
-  WireReader in(std::as_bytes(std::span(bytes.data(), bytes.size())));
-  e->payload = vertex == GraphCore::kSink ? (*graph)[static_cast<std::uint32_t>(graph->vertices.size() - 1)].type->load_output(in)
-                                          : (*graph)[vertex].type->load_input(in);
+  e->payload = payload->clone();
   return e;
 }
 
@@ -62,9 +60,8 @@ void Outbox::send(Envelope& e, std::uint64_t from, std::uint64_t to, std::uint32
                   std::uint64_t time) {
   e.stamp = {from, std::uint64_t{incarnation_} << Stamp::kIncarnationShift | ++numbered_[to], epoch, committed, base_,
              time};
-  std::string bytes;
-  encode_with([&](WireWriter& out) { e.payload.save(out); }, bytes);
-  kept_[to].push_back({e.stamp, e.graph, e.vertex, e.call, e.seq, e.frames, std::move(bytes)});
+  kept_[to].push_back(
+      {e.stamp, e.graph, e.vertex, e.call, e.seq, e.frames, std::make_shared<const Payload>(e.payload.clone())});
 }
 
 void Outbox::covered(std::uint64_t to, std::uint32_t incarnation, std::uint64_t number) {
@@ -98,7 +95,7 @@ std::size_t Outbox::kept() const noexcept {
 std::size_t Outbox::bytes() const noexcept {
   std::size_t n = 0;
   for (const auto& [to, objects] : kept_)
-    for (const KeptObject& k : objects) n += k.bytes.size() + sizeof k;
+    for (const KeptObject& k : objects) n += k.payload->wire_size() + sizeof k;
   return n;
 }
 

@@ -43,17 +43,24 @@ namespace {
 thread_local const Runtime* loading = nullptr;  // the runtime whose graphs a loading image names
 }
 
-template <class A>
-void save(A& a, const KeptObject& k) {
-  a(k.stamp, k.graph->id, k.vertex, k.call, k.seq, k.frames, k.bytes);
+// The payload follows its fields, in its type's wire format (the graph and vertex name the type).
+void save(WireWriter& a, const KeptObject& k) {
+  a(k.stamp, k.graph->id, k.vertex, k.call, k.seq, k.frames);
+  k.payload->save(a);
 }
 
-template <class A>
-void load(A& a, KeptObject& k) {
+void load(WireReader& a, KeptObject& k) {
   std::uint32_t graph = 0;
-  a(k.stamp, graph, k.vertex, k.call, k.seq, k.frames, k.bytes);
+  a(k.stamp, graph, k.vertex, k.call, k.seq, k.frames);
   k.graph = loading->graph(graph);
   if (!k.graph) throw WireError("a checkpoint names unknown graph " + std::to_string(graph));
+  const GraphCore& g = *k.graph;
+  const bool result = k.vertex == GraphCore::kSink;
+  if (!result && k.vertex >= g.vertices.size())
+    throw WireError("a checkpoint names vertex " + std::to_string(k.vertex) + " of a graph of " +
+                    std::to_string(g.vertices.size()));
+  const OpType& type = *g[result ? static_cast<std::uint32_t>(g.vertices.size() - 1) : k.vertex].type;
+  k.payload = std::make_shared<const Payload>(result ? type.load_output(a) : type.load_input(a));
 }
 
 template <class A>

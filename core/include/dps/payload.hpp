@@ -5,6 +5,8 @@
 //   Range r = p.take<Range>();       // the caller knows the type: graphs check edge types at compile time
 //
 // The runtime only needs to move, destroy and size a payload; the type is known where it is used.
+// Under fault tolerance a sender keeps a copy of what it sends (clone): its type's copy, so that an
+// object that shares immutable data (a std::shared_ptr<const T>) is kept without copying that data.
 #pragma once
 
 #include "dps/wire_archive.hpp"
@@ -12,6 +14,7 @@
 
 #include <cstddef>
 #include <new>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -66,6 +69,14 @@ class Payload {
     vt_->save(address(), out);
   }
 
+  // A copy of the data object: its type's copy constructor, or its wire image read back if it has none.
+  Payload clone() const {
+    if (!vt_ || !vt_->clone) throw std::logic_error("dps: a kernel-local payload cannot be copied");
+    Payload p;
+    vt_->clone(address(), p);
+    return p;
+  }
+
   bool empty() const noexcept { return vt_ == nullptr; }
   const std::type_info& type() const noexcept { return vt_ ? *vt_->type : typeid(void); }
   std::size_t wire_size() const { return vt_ ? vt_->wire_size(address()) : 0; }
@@ -97,6 +108,7 @@ class Payload {
     void (*destroy)(void*) noexcept;
     std::size_t (*wire_size)(const void*);
     void (*save)(const void*, WireWriter&);  // null for kernel-local objects
+    void (*clone)(const void*, Payload&);    // ... and this
     bool boxed;
   };
 
@@ -136,9 +148,28 @@ class Payload {
       return static_cast<Save>(nullptr);
   }
   template <class T, bool Wire>
+  static constexpr auto cloner() {
+    using Clone = void (*)(const void*, Payload&);
+    if constexpr (!Wire) {
+      return static_cast<Clone>(nullptr);
+    } else {
+      return static_cast<Clone>([](const void* object, Payload& into) {
+        const T& value = *static_cast<const T*>(object);
+        if constexpr (std::is_copy_constructible_v<T>) {
+          into.emplace<T, true>(value);
+        } else {
+          std::string image;
+          encode_into(value, image);
+          WireReader in(std::as_bytes(std::span(image.data(), image.size())));
+          into = load<T>(in);
+        }
+      });
+    }
+  }
+  template <class T, bool Wire>
   static const VTable* vtable() {
-    static constexpr VTable vt{&typeid(T),         &move_object<T>, &destroy_object<T>, &size_object<T, Wire>,
-                               saver<T, Wire>(), !fits_inline<T>};
+    static constexpr VTable vt{&typeid(T),       &move_object<T>,   &destroy_object<T>, &size_object<T, Wire>,
+                               saver<T, Wire>(), cloner<T, Wire>(), !fits_inline<T>};
     return &vt;
   }
 

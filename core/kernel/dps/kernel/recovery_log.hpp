@@ -38,9 +38,10 @@ struct KeptObject {
   CallId call = 0;
   std::uint64_t seq = 0;
   FrameStack frames;
-  std::string bytes;  // the payload, encoded
+  // A copy of the payload (Payload::clone), never changed: a checkpoint shares it with the outbox.
+  std::shared_ptr<const Payload> payload;
 
-  Envelope* envelope() const;  // a new envelope that carries it again
+  Envelope* envelope() const;  // a new envelope that carries another copy
 };
 
 class Outbox {
