@@ -341,6 +341,14 @@ void Application::remove_node(NodeId node) {
   if (node == backend_->local_node())
     throw std::invalid_argument("node " + std::to_string(node) + " coordinates the application and cannot be removed");
   std::erase(others, node);
+  // From now on a failure rebuilds no thread there, and the threads rebuilt before are in place: all
+  // of the node's threads are found and moved away.
+  runtime_->leaving(node);
+  struct Left {
+    Runtime& runtime;
+    NodeId node;
+    ~Left() { runtime.left(node); }
+  } left{*runtime_, node};
   std::vector<Future<void>> moves;
   std::size_t k = 0;
   {

@@ -10,6 +10,7 @@
 #include "dps/errors.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <optional>
 
@@ -492,8 +493,16 @@ bool Runtime::plan_recovery(NodeId node, const std::string& reason) {
   for (Thread* t : threads()) {
     if (t->node() != node || gone(t->uid())) continue;
     const Backend::Backup backup = backend_.backup(t->uid(), false);
-    if (t->recovery_->no_backup || backup.epoch == 0) {
-      const std::string why = t->recovery_->no_backup ? t->recovery_->no_backup : " had no backup on another node";
+    bool held_by_leaving = false;
+    {
+      std::lock_guard lock(recovery_mu_);
+      held_by_leaving = leaving_.contains(backup.node);
+    }
+    if (t->recovery_->no_backup || backup.epoch == 0 || held_by_leaving) {
+      const std::string why =
+          t->recovery_->no_backup ? t->recovery_->no_backup
+          : held_by_leaving ? " had its backup on node " + std::to_string(backup.node) + ", which was being removed"
+                            : " had no backup on another node";
       return fail_calls(std::make_exception_ptr(NodeFailure(node, reason + "; " + t->name() + why))), false;
     }
     plan.push_back({t->uid(), backup.node, ++incarnations_[t->uid()]});
@@ -595,9 +604,33 @@ void Runtime::replayed(std::uint64_t rebuilt) {
     rebuilt_from_.erase(failed);
     if (replaying_.empty()) late.swap(late_);
   }
+  all_replayed_.notify_all();
   if (on_recovered_) on_recovered_(failed, std::move(threads));
   std::lock_guard failures(failures_mu_);
   for (const auto& [node, reason] : late) plan_recovery(node, reason);
+}
+
+void Runtime::leaving(NodeId node) {
+  {
+    std::lock_guard failures(failures_mu_);  // a recovery being planned now: planned first
+    std::lock_guard lock(recovery_mu_);
+    leaving_.insert(node);
+  }
+  if (simulation_) return;  // one event loop: the recoveries planned before are in place
+  // Where a thread rebuilt before will be is known everywhere once it replayed.
+  std::unique_lock lock(recovery_mu_);
+  if (!all_replayed_.wait_for(lock, std::chrono::seconds(10), [&] { return replaying_.empty(); })) {
+    leaving_.erase(node);
+    throw NodeFailure(replaying_.begin()->second,
+                      "its threads, rebuilt, had not handled again what they were sent "
+                      "10 s later: node " +
+                          std::to_string(node) + " could not be removed");
+  }
+}
+
+void Runtime::left(NodeId node) {
+  std::lock_guard lock(recovery_mu_);
+  leaving_.erase(node);
 }
 
 void Runtime::moved_to_failed(NodeId node, const std::string& reason) {

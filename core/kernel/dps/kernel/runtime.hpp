@@ -21,6 +21,7 @@
 #include <tbb/concurrent_vector.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -28,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -143,6 +145,11 @@ class Runtime {
   // `failed` failed handled again what it was sent (--replace moves them to a node started for them).
   using Recovered = std::function<void(NodeId failed, std::vector<std::uint64_t> rebuilt)>;
   void on_recovered(Recovered recovered) { on_recovered_ = std::move(recovered); }
+  // Node 0, removing `node` on purpose (Application::remove_node): from now on no thread is rebuilt
+  // there (one whose checkpoint it holds is lost with its backup), and those rebuilt before are in
+  // place once this returns, so that its threads can be moved away; left() once it is gone.
+  void leaving(NodeId node);
+  void left(NodeId node);
   // A thread was rebuilt. A call's result may then come before the rebuilt threads ran again all they
   // had run since their checkpoints (their states are exact once they have): backends wait for both.
   bool recovered() const noexcept { return recovered_.load(std::memory_order_acquire); }
@@ -204,6 +211,8 @@ class Runtime {
   };
   std::vector<Moving> moving_;
   std::map<NodeId, std::string> unplanned_;
+  std::set<NodeId> leaving_;              // node 0: nodes being removed
+  std::condition_variable all_replayed_;  // replaying_ emptied
   std::map<NodeId, std::unordered_set<NodeId>> reported_lost_;
   std::recursive_mutex failures_mu_;                  // node 0: one failure planned at a time (from several threads)
 
