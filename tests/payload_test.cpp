@@ -8,6 +8,7 @@
 #include <cereal/types/vector.hpp>
 
 #include <cstring>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -77,6 +78,57 @@ TEST(Payload, ObjectsTravelThroughAGraphWithoutCopies) {
   EXPECT_EQ(p.count, 100);
   EXPECT_EQ(p.sum, 200);
   EXPECT_EQ(Tracked::copies, 0);
+}
+
+// What a sender keeps of what it sends under fault tolerance (Payload::clone).
+struct Shared {  // its bulk shared, immutable
+  std::shared_ptr<const std::vector<double>> values;
+  template <class A>
+  void save(A& a) const {
+    a(*values);
+  }
+  template <class A>
+  void load(A& a) {
+    auto v = std::make_shared<std::vector<double>>();
+    a(*v);
+    values = std::move(v);
+  }
+};
+
+struct MoveOnly {
+  std::unique_ptr<int> value;
+  MoveOnly() = default;
+  explicit MoveOnly(int v) : value(std::make_unique<int>(v)) {}
+  template <class A>
+  void save(A& a) const {
+    a(*value);
+  }
+  template <class A>
+  void load(A& a) {
+    value = std::make_unique<int>();
+    a(*value);
+  }
+};
+
+TEST(Payload, ACloneIsItsTypesCopyOrItsWireImageReadBack) {
+  Tracked::copies = 0;
+  const Payload tracked = Payload::of(Tracked(100));
+  Payload copy = tracked.clone();
+  EXPECT_EQ(Tracked::copies, 1) << "its type's copy";
+  copy.get<Tracked>().data[0] = 7;
+  EXPECT_EQ(tracked.get<Tracked>().data[0], 1.0) << "a deep copy: the kept one does not change";
+
+  const Payload shared = Payload::of(Shared{std::make_shared<const std::vector<double>>(1000, 2.0)});
+  const Payload kept = shared.clone();
+  EXPECT_EQ(kept.get<Shared>().values, shared.get<Shared>().values) << "the bulk is shared, not copied";
+  EXPECT_EQ(kept.get<Shared>().values.use_count(), 2);
+
+  const Payload unique = Payload::of(MoveOnly(42));
+  const Payload read_back = unique.clone();
+  EXPECT_EQ(*read_back.get<MoveOnly>().value, 42) << "no copy constructor: through its wire image";
+  EXPECT_NE(read_back.get<MoveOnly>().value.get(), unique.get<MoveOnly>().value.get());
+
+  EXPECT_THROW((void)Payload::local(Range{1, 2}).clone(), std::logic_error) << "a kernel object never crosses";
 }
 
 TEST(Payload, WireSizeCountsSerializedBytes) {
