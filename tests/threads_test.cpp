@@ -195,6 +195,15 @@ TEST(Threads, NodesAreAddedAndRemovedWithTheirThreads) {
   EXPECT_EQ(graph.call(Item{1, 0}).get().count, kPerCall);
   EXPECT_THROW(app.remove_node(0), std::invalid_argument);
   EXPECT_THROW(app.remove_node(added), std::invalid_argument);
+  const std::size_t before = workers.size();
+  try {  // a removed node takes no thread: it would never run
+    workers.add_on(added);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot add a thread of 'workers' on node " + std::to_string(added) +
+                                         ": it is not a node of the application (never added, removed, or lost)");
+  }
+  EXPECT_EQ(workers.size(), before) << "nothing changed";
 }
 
 // Merges run on the threads being removed and added, and each frame is spread over several merge

@@ -19,8 +19,10 @@ void PackedNodes::reserve(std::size_t threads) {
 
 void PackedNodes::release(std::size_t threads) {
   const NodeId here = app_.local_node();
+  const std::vector<NodeId> live = app_.node_ids();
   while (app_.can_add_nodes() && nodes_.size() > std::max<std::size_t>(nodes_for(threads), 1) && nodes_.back() != here) {
-    app_.remove_node(nodes_.back());
+    if (std::ranges::find(live, nodes_.back()) != live.end())  // else it failed: its threads were rebuilt elsewhere
+      app_.remove_node(nodes_.back());
     nodes_.pop_back();
   }
 }

@@ -58,6 +58,9 @@ NodeId ThreadsCore::next_node() {
 }
 
 Thread& ThreadsCore::add(NodeId node) {
+  if (const std::vector<NodeId> nodes = runtime_.backend().nodes(); std::ranges::find(nodes, node) == nodes.end())
+    throw std::invalid_argument("cannot add a thread of '" + name_ + "' on node " + std::to_string(node) +
+                                ": it is not a node of the application (never added, removed, or lost)");
   std::lock_guard lock(mu_);
   const auto current = table();
   std::vector<Thread*> threads(current.begin(), current.end());

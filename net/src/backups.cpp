@@ -33,7 +33,8 @@ NodeId Backups::buddy_of(NodeId me) const {
   std::vector<NodeId> ring = membership_.nodes();
   const auto after = std::upper_bound(ring.begin(), ring.end(), me);
   std::rotate(ring.begin(), after, ring.end());
-  std::erase(ring, me);
+  // Nor one whose connection is gone: lost, though the membership may not have heard it yet.
+  std::erase_if(ring, [&](NodeId n) { return n == me || !transport_.peer(n); });
   if (ring.empty()) return me;
   const std::string host = membership_.host_of(me);
   for (NodeId n : ring)

@@ -367,7 +367,15 @@ std::vector<NodeId> Membership::others(NodeId skip) const {
 }
 
 void Membership::broadcast(const Directive& d) {
-  for (NodeId n : others()) transport_.send_directive(n, d);
+  for (NodeId n : others()) send_unless_lost(n, d);
+}
+
+void Membership::send_unless_lost(NodeId node, const Directive& d) {
+  try {
+    transport_.send_directive(node, d);
+  } catch (const NodeFailure&) {
+    if (transport_.peer(node)) throw;
+  }
 }
 
 void Membership::tell_all(const Directive& d) noexcept {

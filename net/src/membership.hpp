@@ -65,7 +65,10 @@ class Membership {
   // empty when unknown.
   std::string host_of(NodeId node) const;
   std::vector<NodeId> others(NodeId skip = UINT32_MAX) const;  // live nodes but this one (and `skip`)
-  void broadcast(const Directive& d);                          // to every other live node
+  void broadcast(const Directive& d);                          // to every other live node, skipping the lost
+  // To a live node; nothing if it was lost meanwhile (its connection is gone: what it would have
+  // heard no longer matters, its loss is being handled). Throws as send_directive if it left.
+  void send_unless_lost(NodeId node, const Directive& d);
   void tell_all(const Directive& d) noexcept;  // the same; a node that cannot be told is leaving or lost
 
   // Node 0. Added nodes' instances start together; `catch_up` brings each up to date with the

@@ -119,10 +119,15 @@ void Replication::collection_created(const ThreadsCore& c) {
   membership_.broadcast(CollectionCreated{c.id(), c.name(), c.state_type().key, c.backups()});
 }
 
+// A node lost meanwhile is skipped, unless it is the one the thread is added on.
 void Replication::thread_added(const Thread& t, std::string image) {
   for (NodeId n : membership_.others()) {
     ThreadAdded d{t.collection().id(), t.uid(), t.node(), false, {}};
-    if (n == t.node() && !image.empty()) {
+    if (n != t.node()) {
+      membership_.send_unless_lost(n, d);
+      continue;
+    }
+    if (!image.empty()) {
       d.has_image = true;
       d.image = image;
     }
