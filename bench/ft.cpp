@@ -5,8 +5,8 @@
 // seconds of CPU (scripts/kill-a-node): its recovery, from the failure to the end of the last rebuilt
 // thread's replay (dps/trace/recovery.hpp), against its bound, 0.5 s plus the lost states at the
 // link's rate plus the work done again; and the simulator's prediction of that run (stencil-sim on
-// the model calibrate measures of the 3 node processes, node 2 failing when the trace says it
-// did). Then bench-checkpoint: a checkpoint of 256 MiB against copying
+// the model calibrate measures of the 3 node processes, node 2 failing as far into the iteration
+// the trace says it failed in). Then bench-checkpoint: a checkpoint of 256 MiB against copying
 // it once over loopback, and (--netns, as root) over a 1 Gbit/s link between hosts of a namespace
 // cluster.
 //
@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,37 @@ void measure(Side& side, const std::string& command, const std::string& ft, cons
               side.tolerant.back(), result.c_str(), text_of(plain, result).c_str(), text_of(tolerant, result).c_str());
 }
 
+// Where a run was at `time`: the iteration under way (its phase "iteration K") and how far into it.
+struct Progress {
+  long iteration = 0;
+  double fraction = 0;
+};
+
+// The spans of the phases "iteration K" of a trace, by K.
+std::map<long, std::pair<double, double>> iterations(const dps::trace::Trace& t) {
+  std::map<long, std::pair<double, double>> out;
+  for (const dps::trace::Phase& p : t.phases) {
+    const std::string& name = t.names.at(p.name);
+    if (!name.starts_with("iteration ")) continue;
+    auto& span = out[std::stol(name.substr(10))];
+    (p.begin ? span.first : span.second) = p.time;
+  }
+  return out;
+}
+
+Progress progress_at(const dps::trace::Trace& t, double time) {
+  for (const auto& [k, span] : iterations(t))
+    if (span.first <= time && time < span.second) return {k, (time - span.first) / (span.second - span.first)};
+  throw std::runtime_error("the trace has no iteration under way at " + std::to_string(time) + " s");
+}
+
+double time_at(const dps::trace::Trace& t, Progress p) {
+  const auto spans = iterations(t);
+  const auto it = spans.find(p.iteration);
+  if (it == spans.end()) throw std::runtime_error("the trace has no iteration " + std::to_string(p.iteration));
+  return it->second.first + p.fraction * (it->second.second - it->second.first);
+}
+
 // The stencil's recoveries, each from a run killed once.
 struct Recoveries {
   std::vector<double> seconds, bounds, work, lost_mib;
@@ -66,13 +98,16 @@ struct Recoveries {
 
 // `command` (the stencil on 3 node processes) traced, node 2 killed once it used `cpu` s of CPU, and
 // the recovery its trace records. The lost states are the rebuilt threads' blocks of the n x n grid.
-// `simulated` is the same run in the simulator, to which " --fail 2@SECONDS" is added.
+// `simulated` is the same run in the simulator, to which " --fail 2@SECONDS" is added: node 2 fails
+// as far into the same iteration as it did in the real run (the simulated run is faster or slower, and
+// its setup takes another time: the same moment would lose other work, or come after the end).
 void recover(Recoveries& out, const std::string& command, const std::string& simulated, double cpu, long n,
              double bytes_per_s, const std::string& checksum) {
   const std::string trace = "/tmp/bench-ft-recovery.dpstrace";
   const std::string line = run_peer(std::string(DPS_SOURCE_DIR) + "/scripts/kill-a-node " + std::to_string(cpu) +
                                     " 2 " + command + " --trace " + trace + " 2>/dev/null");
-  const std::vector<dps::trace::Recovery> found = dps::trace::recoveries(dps::trace::read(trace));
+  const dps::trace::Trace real = dps::trace::read(trace);
+  const std::vector<dps::trace::Recovery> found = dps::trace::recoveries(real);
   std::remove(trace.c_str());
   if (found.size() != 1 || found[0].threads.empty() || found[0].replayed != found[0].threads.size())
     throw std::runtime_error("the stencil's trace records no whole recovery of node 2: " + line);
@@ -84,18 +119,22 @@ void recover(Recoveries& out, const std::string& command, const std::string& sim
   out.lost_mib.push_back(lost / (1 << 20));
   out.bounds.push_back(0.5 + lost / bytes_per_s + r.replayed_work);
   out.same = out.same && text_of(line, "checksum") == checksum;
+  const Progress at = progress_at(real, r.failed);
+  run_peer(simulated + " --trace " + trace + " 2>/dev/null");
+  const double when = time_at(dps::trace::read(trace), at);
+  std::remove(trace.c_str());
   char failed[32];
-  std::snprintf(failed, sizeof failed, "%.4f", r.failed);
+  std::snprintf(failed, sizeof failed, "%.4f", when);
   const std::string prediction = run_peer(simulated + " --fail 2@" + failed + " 2>/dev/null");
   out.same = out.same && text_of(prediction, "checksum") == checksum;
   out.real_s.push_back(field(line, "time_s"));
   out.predicted_s.push_back(field(prediction, "predicted_s"));
   out.errors.push_back(std::abs(out.predicted_s.back() - out.real_s.back()) / out.real_s.back());
   std::printf(
-      "node 2 killed at %s s: %zu thread(s) rebuilt, %.1f MiB, recovered in %.3f s (bound %.3f s: %.3f s done "
-      "again), checksum %s; the run %.3f s, predicted %.3f s\n",
-      failed, r.threads.size(), out.lost_mib.back(), r.seconds(), out.bounds.back(), r.replayed_work,
-      text_of(line, "checksum").c_str(), out.real_s.back(), out.predicted_s.back());
+      "node 2 killed at %.4f s (%.0f %% into iteration %ld; simulated at %s s): %zu thread(s) rebuilt, %.1f MiB, "
+      "recovered in %.3f s (bound %.3f s: %.3f s done again), checksum %s; the run %.3f s, predicted %.3f s\n",
+      r.failed, 100 * at.fraction, at.iteration, failed, r.threads.size(), out.lost_mib.back(), r.seconds(),
+      out.bounds.back(), r.replayed_work, text_of(line, "checksum").c_str(), out.real_s.back(), out.predicted_s.back());
 }
 
 }  // namespace
