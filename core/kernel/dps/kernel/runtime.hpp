@@ -112,7 +112,7 @@ class Runtime {
   // be delivered; to a gone thread, whose call failed, it is dropped).
   void control(Thread& from, std::uint64_t to, Message kind, CallId call, FrameId frame, std::uint64_t peer = 0,
                std::int64_t count = 0, bool credit = false);
-  // --- fault tolerance (recovery.cpp) ---
+  // --- fault tolerance (runtime_recovery.cpp) ---
   // Threads checkpoint to another node every `interval` seconds (infinity: never for time's sake),
   // and after `operations` data objects handled when not 0 (throws if the backend keeps no backups);
   // set before threads are created. Off (0) by default.
