@@ -1,6 +1,6 @@
 // The worker policy: how the OS threads of a node share it among its DPS threads. The runtime's
 // strands follow it (strands.hpp, Thread::run), and the simulator follows it step by step
-// (sim_backend.cpp), so that a prediction runs the threads in the order a real run does.
+// (sim/src/sim_steps.cpp), so that a prediction runs the threads in the order a real run does.
 //   - A thread with work waits in line for a worker. One woken by an urgent operation's input waits
 //     ahead of the others, behind the urgent ones already waiting.
 //   - A thread keeps its worker for a turn: until it has no work left, has run kBudget steps, or an
