@@ -148,7 +148,7 @@ TEST(Allocation, TheClusterSimulationPlacesJobsWithTheAllocator) {
     Simulation simulation(w, easy, {.gantt = true, .allocator = allocator});
     simulation.run();
     std::map<std::uint64_t, std::vector<Node>> nodes;
-    for (const Segment& s : simulation.gantt()) nodes[s.job->id].push_back(s.node);
+    for (const Segment& s : simulation.gantt().segments) nodes[s.job->id].push_back(s.node);
     return nodes;
   };
   MinimizeContention mc(mesh);

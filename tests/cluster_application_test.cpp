@@ -75,7 +75,7 @@ TEST_F(ClusterApplication, AJobResizedTwoFourThreeByTheSchedulerEndsAsAStaticRun
   EXPECT_GT(r.jobs[0].sizes[2].first, r.jobs[0].sizes[1].first);
   EXPECT_EQ(r.resizes, 2u);
   std::set<Node> held;
-  for (const Segment& g : resized.gantt()) held.insert(g.node);
+  for (const Segment& g : resized.gantt().segments) held.insert(g.node);
   EXPECT_EQ(held.size(), 4u);
 
   const Workload static_workload = on(8, {stencil({})});

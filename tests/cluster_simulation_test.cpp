@@ -2,7 +2,7 @@
 // schedulers that err, determinism.
 #include <dps/cluster/backfilling.hpp>
 #include <dps/cluster/reshape.hpp>
-#include <dps/cluster/trace.hpp>
+#include <dps/cluster/gantt.hpp>
 #include <dps/trace/reader.hpp>
 #include <dps/trace/statistics.hpp>
 #include <dps/cluster/simulation.hpp>
@@ -97,7 +97,7 @@ TEST(ClusterSimulation, SameSeedSameScheduleOtherSeedOtherSchedule) {
     std::vector<double> starts;
     for (const JobRecord& j : r.jobs) starts.push_back(j.start);
     std::vector<Node> nodes;
-    for (const Segment& g : simulation.gantt()) nodes.push_back(g.node);
+    for (const Segment& g : simulation.gantt().segments) nodes.push_back(g.node);
     return std::pair(starts, nodes);
   };
   const auto a = run(3), b = run(3), c = run(4);
@@ -114,7 +114,7 @@ TEST(ClusterSimulation, TheTraceHoldsTheGanttChartTheResizesAndTheCounters) {
   const Results r = simulation.run();
   ASSERT_GT(r.resizes, 0u);
   const std::string path = ::testing::TempDir() + "cluster.dpstrace";
-  write_trace(simulation, r, path);
+  write_trace(simulation.gantt(), r, path);
   const trace::Trace t = trace::read(path);
   std::remove(path.c_str());
   EXPECT_EQ(t.info_value("backend"), "cluster");
@@ -141,7 +141,7 @@ TEST(ClusterSimulation, TheTraceHoldsTheGanttChartTheResizesAndTheCounters) {
   auto again = ReshapeScheduler::scenario("pba-q");
   Simulation plain(w, *again);
   const Results q = plain.run();
-  EXPECT_THROW(write_trace(plain, q, path), std::logic_error);
+  EXPECT_THROW(write_trace(plain.gantt(), q, path), std::logic_error);
 }
 
 TEST(ClusterSimulation, TheGanttChartCoversEveryNodeSecondOfEveryJob) {
@@ -153,7 +153,7 @@ TEST(ClusterSimulation, TheGanttChartCoversEveryNodeSecondOfEveryJob) {
   const Results r = simulation.run();
   std::map<std::uint64_t, double> held;
   std::map<Node, std::vector<std::pair<double, double>>> per_node;
-  for (const Segment& g : simulation.gantt()) {
+  for (const Segment& g : simulation.gantt().segments) {
     held[g.job->id] += g.end - g.start;
     per_node[g.node].emplace_back(g.start, g.end);
   }

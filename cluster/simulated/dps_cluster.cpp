@@ -10,7 +10,6 @@
 #include <dps/cluster/reshape.hpp>
 #include <dps/cluster/schedulers.hpp>
 #include <dps/cluster/simulation.hpp>
-#include <dps/cluster/trace.hpp>
 #include <dps/cluster/workload.hpp>
 #include <dps/mesh.hpp>
 #include <dps/sim/model.hpp>
@@ -109,7 +108,7 @@ int main(int argc, char** argv) {
     dps::cluster::Simulation simulation(workload, *policy, options);
     const dps::cluster::Results results = simulation.run();
     if (terminal) std::fprintf(stderr, "\r\033[K");
-    if (!trace_path.empty()) dps::cluster::write_trace(simulation, results, trace_path);
+    if (!trace_path.empty()) dps::cluster::write_trace(simulation.gantt(), results, trace_path);
     if (!jobs_path.empty()) {
       std::ofstream out(jobs_path);
       out << results.jobs_csv();

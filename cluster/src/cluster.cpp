@@ -2,6 +2,7 @@
 #include "dps/cluster/cluster.hpp"
 
 #include "dps/cluster/allocation.hpp"
+#include "dps/cluster/gantt.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -10,18 +11,17 @@
 
 namespace dps::cluster {
 
-Cluster::Cluster(const std::vector<Job>& jobs, std::size_t nodes)
+Cluster::Cluster(std::size_t nodes)
     : idle_(nodes), busy_(nodes, nullptr), free_((nodes + 63) / 64, ~std::uint64_t{0}), since_(nodes, 0),
-      jobs_(jobs), records_(jobs.size()), idle_nodes_(nodes, true) {
+      idle_nodes_(nodes, true) {
   if (nodes == 0) throw std::invalid_argument("a cluster needs at least one node");
   if (nodes % 64) free_.back() = (std::uint64_t{1} << (nodes % 64)) - 1;
-  queue_.reserve(jobs.size());
 }
 
-Running& Cluster::record(const Job& job) {
-  const auto index = static_cast<std::size_t>(&job - jobs_.data());
-  if (index >= jobs_.size()) throw std::logic_error("job " + std::to_string(job.id) + " is not of this workload");
-  return records_[index];
+void Cluster::enqueue(const Job& job) {
+  queue_.push_back(&job);
+  queued_arrival_.push_back(records_.size());
+  records_.push_back(Running{.job = &job, .arrival = records_.size()});
 }
 
 void Cluster::start(const Job& job) {
@@ -30,9 +30,11 @@ void Cluster::start(const Job& job) {
   if (!fits(job.size))
     throw std::logic_error("job " + std::to_string(job.id) + " needs " + std::to_string(job.size) + " nodes, " +
                            std::to_string(idle_) + " are idle" + (job.size <= idle_ ? " but not together" : ""));
+  const auto place = at - queue_.begin();
+  Running& r = records_[queued_arrival_[static_cast<std::size_t>(place)]];
   queue_.erase(at);
-  Running& r = record(job);
-  r = Running{.job = &job, .start = now_, .nodes = {}, .last_point = now_};
+  queued_arrival_.erase(queued_arrival_.begin() + place);
+  r.start = r.last_point = now_;
   give(r, job.size);
   running_.push_back(&r);
   by_end_.insert(&r);
@@ -50,7 +52,7 @@ void Cluster::hold(Running& r, Node node) {
 }
 
 void Cluster::release(const Running& r, Node node) {
-  if (record_ && since_[node] < now_) segments_.push_back({node, r.job, since_[node], now_});
+  if (gantt_ && since_[node] < now_) gantt_->segments.push_back({node, r.job, since_[node], now_});
   busy_[node] = nullptr;
   idle_nodes_[node] = true;
   free_[node / 64] |= std::uint64_t{1} << (node % 64);

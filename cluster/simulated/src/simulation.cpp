@@ -4,6 +4,7 @@
 
 #include "application_job.hpp"
 #include "draws.hpp"
+#include "dps/cluster/dispatcher.hpp"
 #include "dps/cluster/speedup.hpp"
 #include "dps/sim/engine.hpp"
 #include "dps/sim/model.hpp"
@@ -46,11 +47,9 @@ enum class State : std::uint8_t { Pending, Queued, Running, Done };
 
 struct Simulation::Impl final : sim::Listener {
   Impl(const Workload& w, Scheduler& s, SimulationOptions o)
-      : workload(w), scheduler(s), options(std::move(o)), cluster(w.jobs, w.nodes), state(w.jobs.size(), State::Pending),
-        models(w.jobs.size()), records(w.jobs.size()), sending(w.jobs.size()), processes(w.jobs.size()), inbox(w.jobs.size()) {
-    cluster.record_ = options.gantt;
-    cluster.allocator_ = options.allocator;
-    for (std::size_t i = 0; i < w.jobs.size(); ++i) records[i].job = &w.jobs[i];
+      : workload(w), options(std::move(o)), dispatcher(w.nodes, s, {.gantt = options.gantt, .allocator = options.allocator, .expected_jobs = w.jobs.size()}),
+        cluster(dispatcher.cluster()), state(w.jobs.size(), State::Pending), models(w.jobs.size()), sending(w.jobs.size()),
+        processes(w.jobs.size()), inbox(w.jobs.size()) {
     if (options.io_column) {
       if (!options.mesh || options.mesh->torus()) throw std::invalid_argument("I/O nodes west of the mesh need a mesh, not a torus");
       io.emplace(*options.mesh);
@@ -60,27 +59,12 @@ struct Simulation::Impl final : sim::Listener {
   std::uint32_t index(const Job& job) const { return static_cast<std::uint32_t>(&job - workload.jobs.data()); }
   void push(double time, EventKind kind, std::uint32_t job) { events.push({time, kind, seq++, job}); }
 
-  [[noreturn]] void scheduler_erred(const std::string& what) const {
-    throw std::runtime_error("scheduler " + scheduler.name() + ": " + what);
-  }
-
-  // A job's size from `when` on: one entry per instant (a job gives back several nodes one by one).
-  void sized(std::uint32_t i, double when, std::size_t size) {
-    auto& sizes = records[i].sizes;
-    if (!sizes.empty() && sizes.back().first == when)
-      sizes.back().second = size;
-    else
-      sizes.emplace_back(when, size);
-  }
-
   // A job the scheduler started: its first events.
   void begin(Running& r) {
     const Job& job = *r.job;
     const std::uint32_t i = index(job);
     state[i] = State::Running;
-    records[i].start = r.start;
-    if (options.mesh) placed(records[i], r.nodes);
-    sized(i, r.start, r.size());
+    if (options.mesh) placed(dispatcher.record(r), r.nodes);
     switch (job.kind) {
       case JobKind::Rigid:
         push(r.start + std::min(job.runtime, job.walltime), job.runtime > job.walltime ? EventKind::Kill : EventKind::End, i);
@@ -128,7 +112,7 @@ struct Simulation::Impl final : sim::Listener {
 
   // The next message of the job's k-th node, if it has one left; the job's end after its last node's last.
   void send(std::uint32_t i, std::size_t k) {
-    const Running& r = cluster.records_[i];
+    const Running& r = dispatcher.running(i);
     const Job& job = *r.job;
     Sending& s = sending[i];
     while (s.left[k] > 0) {
@@ -191,7 +175,7 @@ struct Simulation::Impl final : sim::Listener {
   void drain() {
     for (const std::uint32_t i : pending) {
       inbox[i] = processes[i]->next();
-      push(std::max(cluster.now(), records[i].start + inbox[i].time), EventKind::Message, i);
+      push(std::max(cluster.now(), dispatcher.running(i).start + inbox[i].time), EventKind::Message, i);
     }
     pending.clear();
   }
@@ -200,7 +184,7 @@ struct Simulation::Impl final : sim::Listener {
   void message(std::uint32_t i) {
     using Kind = job_protocol::Message::Kind;
     const job_protocol::Message& m = inbox[i];
-    Running& r = cluster.records_[i];
+    Running& r = dispatcher.running(i);
     const Job& job = *r.job;
     if (m.kind == Kind::End) {
       processes[i]->finish();
@@ -211,8 +195,7 @@ struct Simulation::Impl final : sim::Listener {
       if (m.nodes >= r.size())
         throw std::runtime_error("job " + std::to_string(job.id) + " gave back " + std::to_string(m.nodes) + " of its " +
                                  std::to_string(r.size()) + " nodes");
-      shrink(r, m.nodes);
-      sized(i, cluster.now(), r.size());
+      dispatcher.shrink(r, m.nodes);
       pending.push_back(i);
       return;
     }
@@ -223,53 +206,22 @@ struct Simulation::Impl final : sim::Listener {
     r.iteration = m.iteration;
     r.iteration_s = m.iteration_s;
     r.last_point = cluster.now();
-    const std::size_t target = job.resizable ? asked(r, {.iteration = m.iteration, .size = size, .iteration_seconds = m.iteration_s,
-                                                         .redistribution_seconds = m.redistribution_s})
-                                             : size;
-    if (target > size) {
-      grow(r, target - size);
-      sized(i, cluster.now(), target);
-    }
-    if (target != size) ++resizes;  // a shrink shows when the job gives its nodes back
+    const std::size_t target =
+        job.resizable ? dispatcher.resize(r, {.iteration = m.iteration, .size = size, .iteration_seconds = m.iteration_s,
+                                              .redistribution_seconds = m.redistribution_s})
+                      : size;
     processes[i]->answer(target);
     pending.push_back(i);
   }
 
-  // A running job's growth and shrink, marked for the Gantt chart.
-  void grow(Running& r, std::size_t n) {
-    cluster.give(r, n);
-    if (options.gantt)
-      for (std::size_t k = r.size() - n; k < r.size(); ++k) marks.push_back({r.nodes[k], r.job, cluster.now(), true});
-  }
-  void shrink(Running& r, std::size_t n) {
-    if (options.gantt && n < r.size())
-      for (std::size_t k = r.size() - n; k < r.size(); ++k) marks.push_back({r.nodes[k], r.job, cluster.now(), false});
-    cluster.take_back(r, n);
-  }
-
-  // The scheduler's answer at a resize point, checked.
-  std::size_t asked(Running& r, const ResizePoint& point) {
-    const std::size_t target = scheduler.resize(cluster, r, point);
-    if (target == 0) scheduler_erred("shrank job " + std::to_string(r.job->id) + " to no nodes");
-    if (target > point.size && target - point.size > cluster.idle())
-      scheduler_erred("grew job " + std::to_string(r.job->id) + " by " + std::to_string(target - point.size) + " nodes, " +
-                      std::to_string(cluster.idle()) + " are idle");
-    return target;
-  }
-
   void end(std::uint32_t i, bool killed) {
-    Running& r = cluster.records_[i];
     state[i] = State::Done;
-    records[i].end = cluster.now();
-    records[i].killed = killed;
-    cluster.finish(r);
-    scheduler.ended(cluster, r);
-    ++done;
+    dispatcher.end(dispatcher.running(i), killed);
   }
 
   // A malleable job ended an iteration: done, or on at the size the scheduler says.
   void point(std::uint32_t i) {
-    Running& r = cluster.records_[i];
+    Running& r = dispatcher.running(i);
     const Job& job = *r.job;
     SyntheticSpeedup& model = *models[i];
     const std::size_t size = r.size();
@@ -278,15 +230,12 @@ struct Simulation::Impl final : sim::Listener {
     r.last_point = cluster.now();
     if (r.iteration >= job.iterations) return end(i, false);
     const std::size_t target =
-        job.resizable ? asked(r, {.iteration = r.iteration, .size = size, .iteration_seconds = r.iteration_s,
-                                  .redistribution_seconds = redistributed[i] ? job.redistribution_s : 0})
+        job.resizable ? dispatcher.resize(r, {.iteration = r.iteration, .size = size, .iteration_seconds = r.iteration_s,
+                                              .redistribution_seconds = redistributed[i] ? job.redistribution_s : 0})
                       : size;
     double pause = 0;
     if (target != size) {
-      if (target > size) grow(r, target - size);
-      else shrink(r, size - target);
-      sized(i, cluster.now(), target);
-      ++resizes;
+      if (target < size) dispatcher.shrink(r, size - target);
       redistributed[i] = true;
       pause = job.redistribution_s;
     }
@@ -320,10 +269,10 @@ struct Simulation::Impl final : sim::Listener {
         continue;
       }
       if (network_) network_->advance_to(t);
-      cluster.now_ = t;
+      dispatcher.advance(t);
       for (; next < jobs.size() && jobs[next].submit <= t; ++next) {
         state[next] = State::Queued;
-        cluster.queue_.push_back(&jobs[next]);
+        dispatcher.arrive(jobs[next]);
         ++steps;
       }
       while (!events.empty() && events.top().time <= t) {
@@ -332,73 +281,35 @@ struct Simulation::Impl final : sim::Listener {
         handle(e);
         ++steps;
       }
-      scheduler.schedule(cluster);
-      for (Running* r : cluster.started_) begin(*r);
-      cluster.started_.clear();
-      if (options.gantt) sample(t);
+      for (Running* r : dispatcher.schedule()) begin(*r);
+      dispatcher.sample();
       drain();  // the jobs started or answered now: their next messages, before the next instant
-      if (events.empty() && next == jobs.size() && !cluster.queue_.empty())
-        scheduler_erred("leaves " + std::to_string(cluster.queue_.size()) + " jobs waiting on an idle cluster");
+      if (events.empty() && next == jobs.size() && !cluster.queue().empty())
+        throw std::runtime_error("scheduler " + dispatcher.scheduler().name() + ": leaves " + std::to_string(cluster.queue().size()) +
+                                 " jobs waiting on an idle cluster");
       if (options.progress && steps >= shown) {  // every 4096 events, at most twice a second
         shown = steps + 4096;
         const auto now = std::chrono::steady_clock::now();
         if (now - last_shown >= std::chrono::milliseconds(500)) {
           last_shown = now;
-          options.progress(t, done);
+          options.progress(t, dispatcher.done());
         }
       }
     }
     return results(std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(), steps);
   }
 
-  void sample(double t) {
-    const Simulation::Sample now{t, cluster.nodes() - cluster.idle(), cluster.queue_.size()};
-    if (!samples.empty() && samples.back().busy == now.busy && samples.back().queued == now.queued) return;
-    if (!samples.empty() && samples.back().time == t) samples.back() = now;
-    else samples.push_back(now);
-  }
-
   Results results(double wall_s, std::uint64_t steps) const {
-    Results r;
-    r.scheduler = scheduler.name();
-    r.nodes = workload.nodes;
-    r.jobs = records;
+    Results r = dispatcher.results(workload.classes, options.tau_s);
     r.skipped = workload.skipped;
     r.unusable = workload.unusable;
-    r.resizes = resizes;
-    r.tau_s = options.tau_s;
     r.events = steps;
     r.wall_s = wall_s;
-    if (records.empty()) return r;
-    double first = HUGE_VAL, last = -HUGE_VAL, busy = 0, wait = 0, completion = 0, execution = 0, slowdown = 0;
-    std::vector<ClassFigures> classes(workload.classes.size());
-    for (std::size_t k = 0; k < classes.size(); ++k) classes[k].name = workload.classes[k].name;
-    for (const JobClass& c : workload.classes) r.class_names.push_back(c.name);
-    for (const JobRecord& j : records) {
-      first = std::min(first, j.job->submit);
-      last = std::max(last, j.end);
-      busy += j.node_seconds();
-      wait += j.wait();
-      completion += j.completion();
-      execution += j.execution();
-      slowdown += std::max(1.0, j.completion() / std::max(j.execution(), options.tau_s));
-      r.killed += j.killed;
-      ClassFigures& c = classes[j.job->klass];
-      ++c.jobs;
-      c.mean_wait_s += j.wait();
-      c.mean_completion_s += j.completion();
-      c.mean_execution_s += j.execution();
-    }
-    const auto n = static_cast<double>(records.size());
-    r.makespan_s = last - first;
-    r.utilization = r.makespan_s > 0 ? busy / (static_cast<double>(workload.nodes) * r.makespan_s) : 0;
-    r.mean_wait_s = wait / n;
-    r.mean_completion_s = completion / n;
-    r.mean_execution_s = execution / n;
-    r.mean_bounded_slowdown = slowdown / n;
+    if (r.jobs.empty()) return r;
+    const auto n = static_cast<double>(r.jobs.size());
     if (options.mesh) {
       r.on_mesh = true;
-      for (const JobRecord& j : records) {
+      for (const JobRecord& j : r.jobs) {
         r.mean_average_distance += j.placed.average_distance / n;
         r.mean_nodes_affected += static_cast<double>(j.placed.nodes_affected) / n;
         r.mean_links_affected += static_cast<double>(j.placed.links_affected) / n;
@@ -413,23 +324,16 @@ struct Simulation::Impl final : sim::Listener {
         r.mean_io_contention += io_contention[k] / starts;
       }
     }
-    for (ClassFigures& c : classes) {
-      if (c.jobs == 0) continue;
-      const auto m = static_cast<double>(c.jobs);
-      c.mean_wait_s /= m, c.mean_completion_s /= m, c.mean_execution_s /= m;
-      r.classes.push_back(std::move(c));
-    }
     return r;
   }
 
   const Workload& workload;
-  Scheduler& scheduler;
   SimulationOptions options;
-  Cluster cluster;
+  Dispatcher dispatcher;
+  const Cluster& cluster;
   std::vector<State> state;
   std::vector<std::optional<SyntheticSpeedup>> models;
   std::vector<bool> redistributed;  // resized at least once: its last resize redistributed
-  std::vector<JobRecord> records;
   // Traffic jobs: messages left per node, nodes still sending, where their messages go.
   struct Sending {
     std::vector<long> left;
@@ -444,15 +348,11 @@ struct Simulation::Impl final : sim::Listener {
   std::vector<std::uint32_t> io_contention;  // ... the max_contention of writes
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::uint64_t seq = 0;
-  std::size_t done = 0, resizes = 0;
   // Application jobs.
   std::vector<std::unique_ptr<ApplicationProcess>> processes;
   std::vector<job_protocol::Message> inbox;  // each one's next message
   std::vector<std::uint32_t> pending;             // ran since last heard from
   std::string log_folder, model_file, temporary;
-  // The Gantt chart's marks and samples.
-  std::vector<Simulation::Resize> marks;
-  std::vector<Simulation::Sample> samples;
 
   ~Impl() {
     processes.clear();
@@ -466,8 +366,6 @@ Simulation::Simulation(const Workload& workload, Scheduler& scheduler, Simulatio
 Simulation::~Simulation() = default;
 
 Results Simulation::run() { return impl_->run(); }
-const std::vector<Segment>& Simulation::gantt() const { return impl_->cluster.segments_; }
-const std::vector<Simulation::Resize>& Simulation::resizes() const { return impl_->marks; }
-const std::vector<Simulation::Sample>& Simulation::samples() const { return impl_->samples; }
+const Gantt& Simulation::gantt() const { return impl_->dispatcher.gantt(); }
 
 }  // namespace dps::cluster

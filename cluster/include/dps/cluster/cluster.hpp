@@ -1,6 +1,7 @@
-// Cluster: the simulated cluster as a scheduler sees it, and the one thing it does to it outside a
-// resize point: start a queued job. Running jobs, the queue and the idle nodes change only through the
-// simulation (arrivals, ends, kills) and through start() and the answers to resize points.
+// Cluster: the cluster as a scheduler sees it, simulated or real, and the one thing it does to it
+// outside a resize point: start a queued job. Running jobs, the queue and the idle nodes change only
+// through the cluster's driver (dispatcher.hpp: arrivals, ends, kills) and through start() and the
+// answers to resize points.
 //
 //   for (const dps::cluster::Job* job : cluster.queue())     // in submit order
 //     if (job->size <= cluster.idle()) cluster.start(*job);   // FCFS without the head-of-line rule
@@ -10,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <set>
 #include <vector>
 
@@ -27,6 +29,7 @@ struct Segment {
 // A job that holds nodes.
 struct Running {
   const Job* job = nullptr;
+  std::size_t arrival = 0;  // the job's place in the order jobs arrived (the first 0)
   double start = 0;
   std::vector<Node> nodes;  // the latest given last (a shrink gives back from the end)
   long iteration = 0;       // iterations done (malleable and application jobs)
@@ -38,10 +41,11 @@ struct Running {
 };
 
 class Allocator;
+struct Gantt;
 
 class Cluster {
  public:
-  Cluster(const std::vector<Job>& jobs, std::size_t nodes);  // the workload's jobs, kept by reference
+  explicit Cluster(std::size_t nodes);
 
   double now() const noexcept { return now_; }
   std::size_t nodes() const noexcept { return busy_.size(); }
@@ -66,8 +70,8 @@ class Cluster {
   void start(const Job& job);
 
  private:
-  friend class Simulation;
-  Running& record(const Job& job);
+  friend class Dispatcher;
+  void enqueue(const Job& job);                // it arrived (kept by reference)
   void hold(Running& r, Node node);            // an idle node becomes the job's
   void release(const Running& r, Node node);   // ... idle again (its Gantt segment kept)
   void give(Running& r, std::size_t n);  // n more nodes
@@ -80,15 +84,14 @@ class Cluster {
   std::vector<std::uint64_t> free_;   // bit per node
   std::vector<double> since_;         // per node: when its holder got it
   std::vector<const Job*> queue_;
+  std::vector<std::size_t> queued_arrival_;  // per queued job: its arrival
   std::vector<Running*> running_;
   std::set<Running*, ByExpectedEnd> by_end_;
-  const std::vector<Job>& jobs_;
-  std::vector<Running> records_;      // per job of the workload
-  std::vector<Running*> started_;     // by start() since the simulation last looked
-  bool record_ = false;
+  std::deque<Running> records_;       // per arrival
+  std::vector<Running*> started_;     // by start() since the driver last looked
   Allocator* allocator_ = nullptr;  // null: the lowest-numbered idle nodes
   std::vector<bool> idle_nodes_;    // per node: the allocator's view
-  std::vector<Segment> segments_;
+  Gantt* gantt_ = nullptr;          // where released nodes' segments go; null: not kept
 };
 
 }  // namespace dps::cluster

@@ -16,6 +16,7 @@
 
 #include "dps/cluster/allocation.hpp"
 #include "dps/cluster/cluster.hpp"
+#include "dps/cluster/gantt.hpp"
 #include "dps/cluster/results.hpp"
 #include "dps/cluster/scheduler.hpp"
 #include "dps/cluster/workload.hpp"
@@ -69,19 +70,7 @@ class Simulation {
 
   // With SimulationOptions::gantt, after run(): each node's time with each job, the nodes that joined
   // or left a running job (resizes), and the cluster's state after every instant that changed it.
-  struct Resize {
-    Node node;
-    const Job* job;
-    double time;
-    bool grew;
-  };
-  struct Sample {
-    double time;
-    std::size_t busy, queued;  // nodes held, jobs waiting
-  };
-  const std::vector<Segment>& gantt() const;
-  const std::vector<Resize>& resizes() const;
-  const std::vector<Sample>& samples() const;
+  const Gantt& gantt() const;
 
  private:
   struct Impl;
