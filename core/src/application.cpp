@@ -174,9 +174,13 @@ void Application::start(std::unique_ptr<Backend> backend, double checkpoint_ever
   // Run by a cluster's scheduler: it answers the resize points and grants the nodes (those the
   // application starts on, then what it answers).
   unwinding_at_start_ = std::uncaught_exceptions();
-  if (const char* fd = std::getenv(job_protocol::kFd))
-    job_link_ = std::make_unique<JobLink>(static_cast<int>(whole_number(job_protocol::kFd, fd)), nodes(),
-                                          [this] { return now(); }, [this] { return nodes(); });
+  int scheduler = backend_->scheduler_socket();
+  if (const char* fd = std::getenv(job_protocol::kFd); scheduler < 0 && fd)
+    scheduler = static_cast<int>(whole_number(job_protocol::kFd, fd));
+  if (scheduler >= 0)
+    job_link_ = std::make_unique<JobLink>(
+        scheduler, nodes(), [this] { return now(); }, [this] { return nodes(); },
+        [this](JobLink::Hosts hosts) { backend_->grant_hosts(std::move(hosts)); });
   // Payloads built by main (before calls) follow this application's allocation policy.
   if (!detail::current().runtime) {
     detail::current().runtime = runtime_.get();
@@ -359,7 +363,7 @@ void Application::remove_node(NodeId node) {
   }
   for (auto& m : moves) m.get();
   backend_->remove_node(node);
-  if (job_link_) job_link_->released();
+  if (job_link_) job_link_->released(backend_->released_host(node));
   runtime_->lifecycle(Lifecycle::NodeRemoved, nullptr, node);
 }
 

@@ -18,12 +18,21 @@ std::size_t JobLink::decide(const ResizePoint& point) {
   const auto answer = line ? job_protocol::decode(*line) : std::nullopt;
   if (!answer || answer->kind != job_protocol::Message::Kind::Size || answer->nodes == 0)
     throw std::runtime_error("the scheduler did not answer the resize point");
+  if (!answer->hosts.empty()) {
+    if (answer->nodes != nodes + answer->hosts.size())
+      throw std::runtime_error("the scheduler grew the job from " + std::to_string(nodes) + " to " +
+                               std::to_string(answer->nodes) + " nodes on " + std::to_string(answer->hosts.size()) +
+                               " hosts");
+    grant_(answer->hosts);
+  }
   granted_ = std::max(answer->nodes, nodes);  // shrinking: the nodes are given back as they are removed
   return answer->nodes;
 }
 
-void JobLink::released() {
-  tell({.kind = job_protocol::Message::Kind::Release, .nodes = 1, .time = clock_()});
+void JobLink::released(std::string host) {
+  job_protocol::Message m{.kind = job_protocol::Message::Kind::Release, .nodes = 1, .time = clock_()};
+  if (!host.empty()) m.hosts.push_back(std::move(host));
+  tell(m);
   granted_ = std::max(held_(), granted_ - 1);
 }
 

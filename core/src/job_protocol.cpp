@@ -3,28 +3,42 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 #include <vector>
 
 namespace dps::job_protocol {
+
+namespace {
+bool host_word(std::string_view host) {
+  return !host.empty() && std::none_of(host.begin(), host.end(), [](char c) { return c <= ' ' || c == 0x7f; });
+}
+}  // namespace
 
 std::string encode(const Message& m) {
   char line[256];
   switch (m.kind) {
     case Message::Kind::Point:
-      std::snprintf(line, sizeof line, "point %ld %zu %.17g %.17g %.17g\n", m.iteration, m.nodes, m.iteration_s, m.redistribution_s, m.time);
+      std::snprintf(line, sizeof line, "point %ld %zu %.17g %.17g %.17g", m.iteration, m.nodes, m.iteration_s,
+                    m.redistribution_s, m.time);
       break;
-    case Message::Kind::Release: std::snprintf(line, sizeof line, "release %zu %.17g\n", m.nodes, m.time); break;
-    case Message::Kind::End: std::snprintf(line, sizeof line, "end %.17g\n", m.time); break;
-    case Message::Kind::Size: std::snprintf(line, sizeof line, "size %zu\n", m.nodes); break;
+    case Message::Kind::Release: std::snprintf(line, sizeof line, "release %zu %.17g", m.nodes, m.time); break;
+    case Message::Kind::End: std::snprintf(line, sizeof line, "end %.17g", m.time); break;
+    case Message::Kind::Size: std::snprintf(line, sizeof line, "size %zu", m.nodes); break;
   }
-  return line;
+  std::string text = line;
+  for (const std::string& host : m.hosts) {
+    if (!host_word(host)) throw std::invalid_argument("the job protocol cannot carry the host name '" + host + "'");
+    text.append(" ").append(host);
+  }
+  return text + "\n";
 }
 
-std::optional<Message> decode(std::string_view line) {
+std::vector<std::string_view> words_of(std::string_view line) {
   std::vector<std::string_view> words;
   while (!line.empty()) {
     const auto start = line.find_first_not_of(' ');
@@ -34,6 +48,11 @@ std::optional<Message> decode(std::string_view line) {
     words.push_back(line.substr(0, end));
     line.remove_prefix(end);
   }
+  return words;
+}
+
+std::optional<Message> decode(std::string_view line) {
+  const std::vector<std::string_view> words = words_of(line);
   if (words.empty()) return std::nullopt;
   auto number = [](std::string_view w, auto& out) {
     const auto [end, error] = std::from_chars(w.data(), w.data() + w.size(), out);
@@ -46,15 +65,18 @@ std::optional<Message> decode(std::string_view line) {
     m.kind = Message::Kind::Point;
     ok = number(words[1], m.iteration) && number(words[2], m.nodes) && number(words[3], m.iteration_s) &&
          number(words[4], m.redistribution_s) && number(words[5], m.time);
-  } else if (kind == "release" && words.size() == 3) {
+  } else if (kind == "release" && words.size() >= 3) {
     m.kind = Message::Kind::Release;
     ok = number(words[1], m.nodes) && number(words[2], m.time);
+    m.hosts.assign(words.begin() + 3, words.end());
+    ok = ok && (m.hosts.empty() || m.hosts.size() == m.nodes);
   } else if (kind == "end" && words.size() == 2) {
     m.kind = Message::Kind::End;
     ok = number(words[1], m.time);
-  } else if (kind == "size" && words.size() == 2) {
+  } else if (kind == "size" && words.size() >= 2) {
     m.kind = Message::Kind::Size;
     ok = number(words[1], m.nodes);
+    m.hosts.assign(words.begin() + 2, words.end());
   }
   if (!ok || !std::isfinite(m.time) || m.time < 0) return std::nullopt;
   return m;

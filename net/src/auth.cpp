@@ -36,27 +36,37 @@ Secret Secret::generate() {
   return s;
 }
 
-Secret Secret::from_hex(std::string_view hex) {
-  Secret s;
-  if (hex.size() != 2 * s.key_.size())
-    throw std::invalid_argument("DPS_SECRET must be " + std::to_string(2 * s.key_.size()) + " hex digits");
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (std::uint8_t b : bytes) out += {kDigits[b >> 4], kDigits[b & 15]};
+  return out;
+}
+
+bool from_hex(std::string_view hex, std::span<std::uint8_t> out) {
   auto digit = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    throw std::invalid_argument("DPS_SECRET must be hex digits");
+    return -1;
   };
-  for (std::size_t i = 0; i < s.key_.size(); ++i)
-    s.key_[i] = static_cast<std::uint8_t>(digit(hex[2 * i]) * 16 + digit(hex[2 * i + 1]));
+  if (hex.size() != 2 * out.size()) return false;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const int high = digit(hex[2 * i]), low = digit(hex[2 * i + 1]);
+    if (high < 0 || low < 0) return false;
+    out[i] = static_cast<std::uint8_t>(high * 16 + low);
+  }
+  return true;
+}
+
+Secret Secret::from_hex(std::string_view hex) {
+  Secret s;
+  if (!net::from_hex(hex, s.key_))
+    throw std::invalid_argument("DPS_SECRET must be " + std::to_string(2 * s.key_.size()) + " hex digits");
   return s;
 }
 
-std::string Secret::hex() const {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (std::uint8_t b : key_) out += {kDigits[b >> 4], kDigits[b & 15]};
-  return out;
-}
+std::string Secret::hex() const { return to_hex(key_); }
 
 Digest Secret::prove(std::string_view role, const Nonce& first, const Nonce& second) const {
   std::vector<std::uint8_t> message(role.begin(), role.end());

@@ -1,11 +1,15 @@
 // The backend of dps::Application(argc, argv) in programs linked with dps::dps: node processes
 // over TCP, or all nodes in this process with --local.
 #include "dps/application.hpp"
+#include "dps/job_protocol.hpp"
 #include "dps/local_backend.hpp"
 #include "dps/net/tcp_backend.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dps::detail {
@@ -36,6 +40,19 @@ std::unique_ptr<Backend> command_line_backend(CommandLine& c) {
   options.nodes = c.options.nodes;
   options.workers = c.options.workers;
   options.hostfile = c.hostfile;
+  // A real cluster's job (dps-scheduler): its node processes go on the hosts it was granted.
+  if (const char* hosts = std::getenv(job_protocol::kHosts); hosts && !std::getenv("DPS_NODE")) {
+    if (!c.hostfile.empty() || c.options.nodes != 0)
+      throw std::invalid_argument(
+          "a job of dps-scheduler runs on the hosts the scheduler grants: no --nodes or --hostfile");
+    for (std::string_view list = hosts; !list.empty();) {
+      const std::size_t comma = std::min(list.find(','), list.size());
+      if (comma == 0)
+        throw std::invalid_argument(std::string(job_protocol::kHosts) + " holds an empty host name: '" + hosts + "'");
+      options.hosts.emplace_back(list.substr(0, comma));
+      list.remove_prefix(std::min(comma + 1, list.size()));
+    }
+  }
   options.argv.assign(c.argv, c.argv + c.argc);
   return std::make_unique<net::TcpBackend>(std::move(options));
 }

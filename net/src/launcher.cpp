@@ -271,6 +271,13 @@ void RemoteLauncher::start(unsigned node, const std::vector<std::string>& argv, 
   spawn(node, words, {}, secret.empty() ? std::string() : secret + "\n");
 }
 
+const std::string& RemoteLauncher::host(unsigned node) const {
+  const auto placed = placed_.find(node);
+  return placed != placed_.end() ? placed->second : slots_[node % slots_.size()];
+}
+
+void RemoteLauncher::place(unsigned node, std::string host) { placed_[node] = std::move(host); }
+
 std::string RemoteLauncher::how_ended(unsigned node, int status) const {
   if (WIFEXITED(status) && WEXITSTATUS(status) == kNoFolder && !folder_.empty())
     return "could not enter node 0's folder '" + folder_ + "' on host '" + host(node) + "'";

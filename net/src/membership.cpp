@@ -102,9 +102,9 @@ void Membership::form() {
       throw std::runtime_error("DPS_COORDINATOR's port " + std::to_string(at.port) + " is outside --ports " +
                                options_.ports.text());
     transport_.listen(transport_.resolve(at.host), at.port);
-  } else if (!options_.hostfile.empty()) {
-    auto slots = read_hostfile(options_.hostfile);
-    if (options_.nodes == 0) options_.nodes = slots.size();
+  } else if (!options_.hostfile.empty() || !options_.hosts.empty()) {
+    auto slots = options_.hosts.empty() ? read_hostfile(options_.hostfile) : options_.hosts;
+    if (options_.nodes == 0 || !options_.hosts.empty()) options_.nodes = slots.size();
     transport_.listen(facing(slots));
     remote_ = new RemoteLauncher(std::move(slots), rsh_command());
     launcher_.reset(remote_);
@@ -194,6 +194,13 @@ void Membership::launch(NodeId node) {
     throw std::runtime_error(started_by_ +
                              " started this application, so it cannot start more nodes: "
                              "start it with --nodes or --hostfile instead");
+  if (!options_.hosts.empty() && node >= options_.hosts.size()) {  // a cluster job's growth: on a granted host
+    std::lock_guard lock(process_.mu);
+    if (granted_.empty())
+      throw std::runtime_error("the cluster's scheduler granted no host for node " + std::to_string(node));
+    remote_->place(node, std::move(granted_.front()));
+    granted_.pop_front();
+  }
   std::vector<std::string> argv = options_.argv;
   if (argv.empty()) argv.emplace_back();
   argv[0] = self_executable();
@@ -327,6 +334,21 @@ void Membership::remove_node(NodeId node) {
   }
   transport_.send_directive(node, Leaving{node});
   process_.wait_for([&] { return transport_.peer(node) == nullptr; }, "node " + std::to_string(node) + " to leave", 10);
+}
+
+void Membership::grant(const std::vector<std::string>& hosts) {
+  if (options_.hosts.empty()) throw std::logic_error("hosts are granted to a real cluster's job only");
+  facing(hosts);  // how each reaches node 0
+  std::lock_guard lock(process_.mu);
+  granted_.insert(granted_.end(), hosts.begin(), hosts.end());
+}
+
+std::string Membership::released_host(NodeId node) {
+  if (!remote_) return {};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (launcher_->ended(node).empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return remote_->host(node);
 }
 
 unsigned Membership::cores(NodeId node) const {

@@ -21,6 +21,7 @@
 
 #include <asio.hpp>
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -76,6 +77,10 @@ class Membership {
   bool can_add_nodes() const noexcept { return launcher_ != nullptr; }
   std::vector<NodeId> add_nodes(std::size_t count, const std::function<void(NodeId)>& catch_up);
   void remove_node(NodeId node);  // its threads have moved away
+  // A real cluster's job (TcpOptions::hosts): the hosts its scheduler granted for the nodes to come,
+  // and the host a removed node ran on, once its process ended (at most 10 s after it left).
+  void grant(const std::vector<std::string>& hosts);
+  std::string released_host(NodeId node);
   unsigned cores(NodeId node) const;
   long process_id(NodeId node) const;
   void stop();  // tells the others the application ended; returns once they left, or after 5 s
@@ -151,6 +156,7 @@ class Membership {
   std::unique_ptr<Launcher> launcher_;
   RemoteLauncher* remote_ = nullptr;                    // the launcher, when it starts instances on hosts
   std::unordered_map<std::string, std::string> reach_;  // hostfile host -> node 0's address seen from it
+  std::deque<std::string> granted_;                     // a cluster job's hosts granted, not used yet
 };
 
 }  // namespace dps::net

@@ -3,6 +3,9 @@
 // the Backend interface from them.
 #include "dps/net/tcp_backend.hpp"
 
+#include "dps/job_protocol.hpp"
+#include "dps/net/scheduler_link.hpp"
+
 #include "backups.hpp"
 #include "membership.hpp"
 #include "node_process.hpp"
@@ -13,6 +16,9 @@
 #include "dps/kernel/strands.hpp"
 #include "dps/kernel/thread.hpp"
 
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <variant>
 
 namespace dps::net {
@@ -130,6 +136,19 @@ bool TcpBackend::can_add_nodes() const { return impl_->membership.can_add_nodes(
 std::size_t TcpBackend::workers() const noexcept { return impl_->strands.workers(); }
 
 void TcpBackend::remove_node(NodeId node) { impl_->membership.remove_node(node); }
+
+int TcpBackend::scheduler_socket() {
+  const char* address = std::getenv(job_protocol::kAddress);
+  if (!address || impl_->process.me != 0) return -1;
+  const char* job = std::getenv(job_protocol::kJob);
+  if (!job || !*job)
+    throw std::runtime_error(std::string(job_protocol::kAddress) + " is set, " + job_protocol::kJob + " is not");
+  return connect_to_scheduler(address, std::string("job ") + job, impl_->identity.secret);
+}
+
+void TcpBackend::grant_hosts(std::vector<std::string> hosts) { impl_->membership.grant(hosts); }
+
+std::string TcpBackend::released_host(NodeId node) { return impl_->membership.released_host(node); }
 
 // A message the network thread delivers to a quick thread is handled right there.
 void TcpBackend::schedule(Thread& thread, Priority priority) {

@@ -21,6 +21,8 @@ using Digest = std::array<std::uint8_t, 32>;
 
 Nonce fresh_nonce();
 bool same(const Digest& a, const Digest& b) noexcept;  // constant time
+std::string to_hex(std::span<const std::uint8_t> bytes);
+bool from_hex(std::string_view hex, std::span<std::uint8_t> out);  // false unless exactly 2 digits a byte
 
 class Secret {
  public:

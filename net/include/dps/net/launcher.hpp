@@ -11,10 +11,11 @@
 // external_rank(). Those launchers only start the processes; DPS does the rest.
 #pragma once
 
+#include <sys/types.h>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <sys/types.h>
 #include <utility>
 #include <vector>
 
@@ -63,12 +64,14 @@ class RemoteLauncher final : public Launcher {
  public:
   RemoteLauncher(std::vector<std::string> slots, std::vector<std::string> rsh);
   void start(unsigned node, const std::vector<std::string>& argv, const Environment& env) override;
-  const std::string& host(unsigned node) const { return slots_[node % slots_.size()]; }
+  const std::string& host(unsigned node) const;
+  void place(unsigned node, std::string host);  // on this host instead of its slot's
 
  private:
   std::string how_ended(unsigned node, int status) const override;
 
   std::vector<std::string> slots_, rsh_;
+  std::map<unsigned, std::string> placed_;
   std::string folder_;  // where the instances run: this process's working directory
 };
 

@@ -46,6 +46,8 @@ struct TcpOptions {
   std::size_t nodes = 0;              // node 0: processes of the application (itself included);
                                       // 0: the hostfile's slots, else 1
   std::string hostfile;               // node 0: start the others on these hosts (RemoteLauncher)
+  std::vector<std::string> hosts;     // node 0 of a real cluster's job: node n on hosts[n] (node 0's first),
+                                      // the nodes added later on the hosts its scheduler grants
   std::size_t workers = 0;            // OS threads running DPS threads in each process; 0: the host's
                                       // cores shared among the node processes on it
   std::vector<std::string> argv;      // node 0: what the other instances run (argv[0] is replaced)
@@ -75,6 +77,9 @@ class TcpBackend final : public Backend {
   bool can_add_nodes() const override;
   std::size_t workers() const noexcept override;  // this process's (TcpOptions::workers)
   void remove_node(NodeId node) override;
+  int scheduler_socket() override;  // DPS_CLUSTER_ADDRESS's, as job DPS_CLUSTER_JOB
+  void grant_hosts(std::vector<std::string> hosts) override;
+  std::string released_host(NodeId node) override;
   void schedule(Thread& thread, Priority priority) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
   bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
