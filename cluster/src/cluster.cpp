@@ -21,7 +21,7 @@ Cluster::Cluster(std::size_t nodes)
 void Cluster::enqueue(const Job& job) {
   queue_.push_back(&job);
   queued_arrival_.push_back(records_.size());
-  records_.push_back(Running{.job = &job, .arrival = records_.size()});
+  records_.push_back(Running{.job = &job, .arrival = records_.size(), .nodes = {}});
 }
 
 void Cluster::start(const Job& job) {
@@ -85,6 +85,16 @@ void Cluster::take_back(Running& r, std::size_t n) {
     r.nodes.pop_back();
   }
   idle_ += n;
+}
+
+void Cluster::take_back(Running& r, Node node) {
+  const auto at = std::find(r.nodes.begin(), r.nodes.end(), node);
+  if (at == r.nodes.end())
+    throw std::logic_error("job " + std::to_string(r.job->id) + " does not hold node " + std::to_string(node));
+  if (r.nodes.size() == 1) throw std::logic_error("job " + std::to_string(r.job->id) + " cannot shrink to no nodes");
+  release(r, node);
+  r.nodes.erase(at);
+  ++idle_;
 }
 
 void Cluster::finish(Running& r) {

@@ -17,7 +17,7 @@ void Dispatcher::erred(const std::string& what) const { throw std::runtime_error
 
 void Dispatcher::arrive(const Job& job) {
   cluster_.enqueue(job);
-  records_.push_back(JobRecord{.job = &job});
+  records_.push_back(JobRecord{.job = &job, .sizes = {}});
 }
 
 const std::vector<Running*>& Dispatcher::schedule() {
@@ -60,6 +60,12 @@ void Dispatcher::shrink(Running& job, std::size_t nodes) {
   if (options_.gantt && nodes < job.size())
     for (std::size_t k = job.size() - nodes; k < job.size(); ++k) gantt_.resizes.push_back({job.nodes[k], job.job, now(), false});
   cluster_.take_back(job, nodes);
+  sized(job);
+}
+
+void Dispatcher::release(Running& job, Node node) {
+  cluster_.take_back(job, node);
+  if (options_.gantt) gantt_.resizes.push_back({node, job.job, now(), false});
   sized(job);
 }
 

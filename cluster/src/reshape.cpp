@@ -88,6 +88,10 @@ std::size_t ReshapeScheduler::next_size(const Job& job, std::size_t size) const 
   return dps::next_size(job.topology, size, job.step);
 }
 
+std::size_t ReshapeScheduler::largest(const Cluster& cluster, const Job& job) {
+  return job.max_size ? std::min(job.max_size, cluster.nodes()) : cluster.nodes();
+}
+
 std::size_t ReshapeScheduler::shrink(Profile& p) {
   p.shrank();
   return p.size();
@@ -103,7 +107,7 @@ std::size_t ReshapeScheduler::grow(Profile& p, std::size_t to) {
 bool ReshapeScheduler::eligible(const Cluster& cluster, const Running& r) const {
   if (!r.job->resizable || r.iteration_s <= 0) return false;
   const Profile* p = profile(*r.job);
-  if (!p || p->sweet_spot || !p->benefited() || next_size(*r.job, r.size()) > cluster.nodes()) return false;
+  if (!p || p->sweet_spot || !p->benefited() || next_size(*r.job, r.size()) > largest(cluster, *r.job)) return false;
   const auto potential = p->potential(options_.window);
   return !potential || *potential > options_.threshold;
 }
@@ -204,7 +208,7 @@ std::size_t ReshapeScheduler::resize(Cluster& cluster, const Running& job, const
   auto grown = [&] {  // one step, if the allocation strategy lets it
     if (p.sweet_spot) return point.size;
     const std::size_t to = next_size(*job.job, point.size);
-    if (to > cluster.nodes()) {
+    if (to > largest(cluster, *job.job)) {
       p.sweet_spot = point.size;  // as large as it may grow
       return point.size;
     }

@@ -192,7 +192,7 @@ void add_jobs(Workload& w, Entry e, std::uint64_t seed) {
              "step", "resizable", "redistribution_s"});
   } else if (kind == "application") {
     j.kind = JobKind::Application;
-    e.allow({"kind", "submit", "size", "class", "count", "walltime", "resizable", "command"});
+    e.allow({"kind", "submit", "size", "class", "count", "walltime", "resizable", "max_size", "command"});
   } else if (kind == "traffic") {
     j.kind = JobKind::Traffic;
     e.allow({"kind", "submit", "size", "class", "count", "walltime", "messages", "message_bytes", "io_share"});
@@ -225,6 +225,8 @@ void add_jobs(Workload& w, Entry e, std::uint64_t seed) {
     case JobKind::Application: {
       j.walltime = e.required("walltime", 0);
       j.resizable = e.boolean("resizable", true);
+      j.max_size = e.count("max_size", 0);
+      if (j.max_size != 0 && j.max_size < j.size) e.fail("\"max_size\" is below \"size\"");
       const json& command = e.at("command");
       if (!command.is_array() || command.empty()) e.fail("\"command\" expects a list of words, the program first");
       for (const json& word : command) {

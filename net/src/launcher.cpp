@@ -239,36 +239,36 @@ RemoteLauncher::RemoteLauncher(std::vector<std::string> slots, std::vector<std::
   if (rsh_.empty()) throw std::invalid_argument("a remote launcher needs a remote shell");
 }
 
-namespace {
-// The remote command's status when the host lacks the folder: one of its own, which the remote shell
-// passes on (ssh's own failures are 255), so that node 0 can say what is missing where.
-constexpr int kNoFolder = 66;
-}  // namespace
-
 // rsh HOST 'cd DIR || exit 66; IFS= read -r DPS_SECRET && export DPS_SECRET && exec env K=V... APP ARGS...'
 // (ssh joins its words into one command for the remote shell, so every word is quoted).
-void RemoteLauncher::start(unsigned node, const std::vector<std::string>& argv, const Environment& env) {
-  char cwd[PATH_MAX];
+RemoteCommand remote_command(const std::vector<std::string>& rsh, const std::string& host, const std::string& folder,
+                             const std::vector<std::string>& argv, const Environment& env) {
   std::string command;
-  if (::getcwd(cwd, sizeof cwd)) {
-    folder_ = cwd;
-    command = "cd " + shell_word(folder_) + " 2>/dev/null || exit " + std::to_string(kNoFolder) + "; ";
-  }
-  std::string secret, assignments;
+  if (!folder.empty())
+    command = "cd " + shell_word(folder) + " 2>/dev/null || exit " + std::to_string(kNoFolder) + "; ";
+  RemoteCommand r;
+  std::string assignments;
   for (const auto& [k, v] : env) {
     if (k == "DPS_SECRET")
-      secret = v;
+      r.input = v + "\n";
     else
       assignments += " " + k + "=" + shell_word(v);
   }
-  if (!secret.empty()) command += "IFS= read -r DPS_SECRET && export DPS_SECRET && ";
+  if (!r.input.empty()) command += "IFS= read -r DPS_SECRET && export DPS_SECRET && ";
   if (!assignments.empty()) command += "export" + assignments + " && ";
   command += "exec";
   for (const std::string& word : argv) command.append(" ").append(shell_word(word));
-  std::vector<std::string> words = rsh_;
-  words.push_back(host(node));
-  words.push_back(std::move(command));
-  spawn(node, words, {}, secret.empty() ? std::string() : secret + "\n");
+  r.words = rsh;
+  r.words.push_back(host);
+  r.words.push_back(std::move(command));
+  return r;
+}
+
+void RemoteLauncher::start(unsigned node, const std::vector<std::string>& argv, const Environment& env) {
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd)) folder_ = cwd;
+  const RemoteCommand command = remote_command(rsh_, host(node), folder_, argv, env);
+  spawn(node, command.words, {}, command.input);
 }
 
 const std::string& RemoteLauncher::host(unsigned node) const {

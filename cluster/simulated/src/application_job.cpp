@@ -1,5 +1,7 @@
 #include "application_job.hpp"
 
+#include "program_path.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -28,26 +30,6 @@ std::string exit_status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return std::string("was killed by signal ") + strsignal(WTERMSIG(status));
   return "stopped";
-}
-
-// A job's program named without a folder (lu-sim): the project's own, beside the running program when
-// installed (every program goes to one bin/), or where the build tree made it; else PATH's.
-std::string program_path(const std::string& name) {
-  namespace fs = std::filesystem;
-  if (name.find('/') != std::string::npos) return name;
-  std::error_code error;
-  std::vector<fs::path> folders{fs::read_symlink("/proc/self/exe", error).parent_path()};
-#ifdef DPS_PROGRAM_DIRS
-  std::string_view built = DPS_PROGRAM_DIRS;  // colon-separated
-  while (!built.empty()) {
-    const std::size_t end = std::min(built.find(':'), built.size());
-    folders.emplace_back(built.substr(0, end));
-    built.remove_prefix(std::min(end + 1, built.size()));
-  }
-#endif
-  for (const fs::path& folder : folders)
-    if (!folder.empty() && ::access((folder / name).c_str(), X_OK) == 0) return folder / name;
-  return name;
 }
 
 }  // namespace

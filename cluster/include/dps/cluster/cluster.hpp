@@ -76,6 +76,7 @@ class Cluster {
   void release(const Running& r, Node node);   // ... idle again (its Gantt segment kept)
   void give(Running& r, std::size_t n);  // n more nodes
   void take_back(Running& r, std::size_t n);  // its last n nodes
+  void take_back(Running& r, Node node);      // that one
   void finish(Running& r);  // all of them: it leaves
 
   double now_ = 0;

@@ -43,6 +43,7 @@ class Dispatcher {
   // shrink is the driver's to do (shrink()) when the job gives the nodes back.
   std::size_t resize(Running& job, const ResizePoint& point);
   void shrink(Running& job, std::size_t nodes);  // it gave back its last `nodes`
+  void release(Running& job, Node node);         // it gave back that one
   void end(Running& job, bool killed);           // it left (killed: at its walltime, or failed)
   void sample();  // the cluster's state now, for the chart (after an instant that may change it)
 

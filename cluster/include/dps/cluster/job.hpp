@@ -57,6 +57,7 @@ struct Job {
   ProcessorTopology topology = ProcessorTopology::Arbitrary;
   std::size_t step = 1;    // Arbitrary topology: nodes per growth
   bool resizable = true;   // false: runs at `size` throughout (a static job)
+  std::size_t max_size = 0;     // the most nodes it may grow to (0: the cluster's)
   double redistribution_s = 0;  // charged at every resize (Sudarsan et al.'s experiments: none)
 
   // application

@@ -67,6 +67,7 @@ class ReshapeScheduler final : public Scheduler {
   std::size_t shrink(Profile& p);
   std::size_t grow(Profile& p, std::size_t to);
   std::size_t next_size(const Job& job, std::size_t size) const;
+  static std::size_t largest(const Cluster& cluster, const Job& job);  // the most nodes it may grow to
   // The job may grow one step now by the allocation strategy (its own conditions met).
   bool may_grow(const Cluster& cluster, const Running& job, const Profile& p, double next_point) const;
   bool eligible(const Cluster& cluster, const Running& job) const;  // a candidate to grow at its next point

@@ -75,6 +75,17 @@ class RemoteLauncher final : public Launcher {
   std::string folder_;  // where the instances run: this process's working directory
 };
 
+// What runs `argv` with `env` on `host` through the remote shell `rsh`, in `folder` (empty: where the
+// shell starts; a host without it makes the command exit with kNoFolder): its words, and what to write
+// on its standard input, DPS_SECRET's value when `env` holds it (never on a command line).
+struct RemoteCommand {
+  std::vector<std::string> words;
+  std::string input;
+};
+inline constexpr int kNoFolder = 66;  // ssh's own failures are 255
+RemoteCommand remote_command(const std::vector<std::string>& rsh, const std::string& host, const std::string& folder,
+                             const std::vector<std::string>& argv, const Environment& env);
+
 // The hosts of a hostfile, one entry per slot: lines `host [slots]`, `#` comments. Throws
 // std::runtime_error naming the file and line on anything else.
 std::vector<std::string> read_hostfile(const std::string& path);

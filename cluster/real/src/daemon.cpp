@@ -1,0 +1,347 @@
+#include "daemon.hpp"
+
+#include "program_path.hpp"
+
+#include <dps/job_protocol.hpp>
+#include <dps/net/scheduler_link.hpp>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace dps::cluster {
+
+struct Daemon::Entry {
+  Job job;
+  enum class State { Pending, Queued, Running, Done, Failed } state = State::Pending;
+  std::size_t arrival = 0;
+  net::Secret secret = net::Secret::generate();  // the job's own: its node processes' DPS_SECRET
+  std::unique_ptr<JobProcess> process;
+  Connection* link = nullptr;
+  bool said_end = false;
+  std::string output, error, reason;  // its files; why it failed (or is being killed)
+};
+
+struct Daemon::Connection {
+  int fd = -1;
+  std::string in;
+  net::Nonce nonce = net::fresh_nonce();
+  bool greeted = false;
+  Entry* job = nullptr;
+  bool closed = false;
+  void write(const std::string& line) const { ::send(fd, line.data(), line.size(), MSG_NOSIGNAL); }
+};
+
+namespace {
+
+// A listening socket at HOST:PORT; the address it took, with the port chosen when 0 was asked.
+int listen_at(const std::string& address, std::string& taken) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    throw std::invalid_argument("--listen expects HOST:PORT (the address jobs reach the daemon at), got '" + address +
+                                "'");
+  const std::string host = address.substr(0, colon), port = address.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (const int e = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); e != 0)
+    throw std::invalid_argument("--listen " + address + ": " + ::gai_strerror(e));
+  const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (fd < 0 || ::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, 64) != 0) {
+    const std::string why = errno == EADDRINUSE ? "the address is in use (another daemon?)" : std::strerror(errno);
+    ::freeaddrinfo(found);
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot listen at " + address + ": " + why);
+  }
+  ::freeaddrinfo(found);
+  sockaddr_storage bound{};
+  socklen_t size = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &size);
+  const auto port_of = [&]() -> unsigned {
+    if (bound.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    return ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  };
+  taken = host + ":" + std::to_string(port_of());
+  return fd;
+}
+
+std::string joined(const std::vector<std::string>& words, char separator) {
+  std::string out;
+  for (const std::string& w : words) out += (out.empty() ? "" : std::string(1, separator)) + w;
+  return out;
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options, Scheduler& scheduler, std::vector<JobClass> classes)
+    : options_(std::move(options)),
+      dispatcher_(options_.slots.size(), scheduler, {.gantt = options_.gantt}),
+      classes_(std::move(classes)) {
+  if (options_.slots.empty()) throw std::invalid_argument("the pool has no host");
+  if (classes_.empty()) classes_.push_back({"normal", 0});
+  if (options_.listen.starts_with("0.0.0.0:") || options_.listen.starts_with("[::]:"))
+    throw std::invalid_argument("--listen needs the address jobs reach the daemon at, not a wildcard: " +
+                                options_.listen);
+  listener_ = listen_at(options_.listen, address_);
+  std::filesystem::create_directories(options_.logs);
+}
+
+Daemon::~Daemon() {
+  for (auto& c : connections_) ::close(c->fd);
+  if (listener_ >= 0) ::close(listener_);
+}
+
+double Daemon::now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+void Daemon::submit(Job job) {
+  const std::string what = "job " + std::to_string(job.id);
+  if (job.kind != JobKind::Application)
+    throw std::invalid_argument(what + " is " + describe(job.kind) +
+                                ": dps-scheduler runs programs (application jobs)");
+  if (job.size > options_.slots.size())
+    throw std::invalid_argument(what + " asks " + std::to_string(job.size) + " nodes, the pool has " +
+                                std::to_string(options_.slots.size()));
+  const std::string program = program_path(job.command.front());
+  if (program.find('/') == std::string::npos || ::access(program.c_str(), X_OK) != 0)
+    throw std::invalid_argument(what + ": no program '" + job.command.front() + "' here or in the project's build");
+  Entry& e = entries_.emplace_back();
+  e.job = std::move(job);
+  const std::string stem = (std::filesystem::path(options_.logs) / ("job-" + std::to_string(e.job.id))).string();
+  e.output = stem + ".out";
+  e.error = stem + ".err";
+}
+
+void Daemon::arrivals() {
+  for (Entry& e : entries_)
+    if (e.state == Entry::State::Pending && e.job.submit <= now()) {
+      e.state = Entry::State::Queued;
+      e.arrival = by_arrival_.size();
+      by_arrival_.push_back(&e);
+      dispatcher_.arrive(e.job);
+    }
+}
+
+void Daemon::launch(Entry& e, Running& r) {
+  e.state = Entry::State::Running;
+  std::vector<std::string> hosts;
+  for (const Node node : r.nodes) hosts.push_back(options_.slots[node]);
+  std::error_code ignored;
+  JobLaunch launch{.rsh = options_.rsh,
+                   .host = hosts.front(),
+                   .folder = std::filesystem::current_path(ignored).string(),
+                   .argv = e.job.command,
+                   .env = {{job_protocol::kAddress, address_},
+                           {job_protocol::kJob, std::to_string(e.job.id)},
+                           {job_protocol::kHosts, joined(hosts, ',')},
+                           {"DPS_SECRET", e.secret.hex()}},
+                   .output = e.output,
+                   .error = e.error};
+  try {
+    e.process = std::make_unique<JobProcess>(launch);
+  } catch (const std::exception& error) {
+    fail(e, error.what());
+  }
+}
+
+Daemon::Entry* Daemon::entry_of(std::uint64_t id) {
+  for (Entry& e : entries_)
+    if (e.job.id == id) return &e;
+  return nullptr;
+}
+
+void Daemon::accept() {
+  for (;;) {
+    const int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    c->write(net::challenge_line(c->nonce));
+    connections_.push_back(std::move(c));
+  }
+}
+
+void Daemon::read(Connection& c) {
+  char chunk[4096];
+  const ssize_t n = ::recv(c.fd, chunk, sizeof chunk, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close(c);
+  if (n < 0) return;
+  c.in.append(chunk, static_cast<std::size_t>(n));
+  for (auto newline = c.in.find('\n'); newline != std::string::npos && !c.closed; newline = c.in.find('\n')) {
+    const std::string text = c.in.substr(0, newline);
+    c.in.erase(0, newline + 1);
+    line(c, text);
+  }
+  if (c.in.size() > 65536) close(c);  // no line of ours is that long
+}
+
+void Daemon::line(Connection& c, const std::string& text) {
+  if (c.greeted) return job_message(c, *c.job, text);
+  const auto hello = net::parse_hello(text);
+  Entry* e = hello && !hello->client ? entry_of(hello->job) : nullptr;
+  if (!e || e->state != Entry::State::Running || e->link || !net::proven(*hello, e->secret, c.nonce)) {
+    c.write("refused " +
+            std::string(!hello          ? "not a hello"
+                        : hello->client ? "no client requests here yet"
+                                        : "not a running job of this daemon, or not its secret") +
+            "\n");
+    return close(c);
+  }
+  c.write(net::welcome_line(*hello, e->secret, c.nonce));
+  c.greeted = true;
+  c.job = e;
+  e->link = &c;
+}
+
+void Daemon::job_message(Connection& c, Entry& e, const std::string& text) {
+  using Kind = job_protocol::Message::Kind;
+  const auto m = job_protocol::decode(text);
+  if (e.state != Entry::State::Running) return;
+  Running& r = dispatcher_.running(e.arrival);
+  if (!m || m->kind == Kind::Size) {
+    e.reason = "sent '" + text + "', not a line of the protocol";
+    e.process->kill();
+    return close(c);
+  }
+  if (m->kind == Kind::End) {
+    e.said_end = true;
+    return;
+  }
+  if (m->kind == Kind::Release) {
+    if (m->nodes >= r.size()) {
+      e.reason = "gave back " + std::to_string(m->nodes) + " of its " + std::to_string(r.size()) + " nodes";
+      e.process->kill();
+      return;
+    }
+    if (m->hosts.empty()) return dispatcher_.shrink(r, m->nodes);
+    for (const std::string& host : m->hosts) {  // its last node on that host
+      const auto at = std::find_if(r.nodes.rbegin(), r.nodes.rend(), [&](Node n) { return options_.slots[n] == host; });
+      if (at == r.nodes.rend() || *at == r.nodes.front()) {
+        e.reason = "gave back host '" + host + "', which it does not hold (beside its node 0's)";
+        e.process->kill();
+        return;
+      }
+      dispatcher_.release(r, *at);
+    }
+    return;
+  }
+  const std::size_t size = r.size();
+  if (m->nodes != size) {
+    e.reason = "reports " + std::to_string(m->nodes) + " nodes at its resize point; it holds " + std::to_string(size);
+    e.process->kill();
+    return;
+  }
+  r.iteration = m->iteration;
+  r.iteration_s = m->iteration_s;
+  r.last_point = now();
+  const std::size_t target = e.job.resizable ? dispatcher_.resize(r, {.iteration = m->iteration,
+                                                                      .size = size,
+                                                                      .iteration_seconds = m->iteration_s,
+                                                                      .redistribution_seconds = m->redistribution_s})
+                                             : size;
+  job_protocol::Message answer{.kind = Kind::Size, .nodes = target};
+  for (std::size_t k = size; k < target; ++k) answer.hosts.push_back(options_.slots[r.nodes[k]]);
+  c.write(job_protocol::encode(answer));
+}
+
+void Daemon::close(Connection& c) {
+  if (c.closed) return;
+  c.closed = true;
+  ::close(c.fd);
+  if (c.job) c.job->link = nullptr;
+}
+
+std::string Daemon::last_line(const std::string& path) const {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+void Daemon::fail(Entry& e, const std::string& why) {
+  e.reason = why;
+  ended(e, why);
+}
+
+void Daemon::ended(Entry& e, const std::string& how) {
+  const bool clean = how.empty() && e.said_end && e.reason.empty();
+  e.state = clean ? Entry::State::Done : Entry::State::Failed;
+  if (!clean) {
+    std::string why = !e.reason.empty() ? e.reason : !how.empty() ? how : "ended without saying so";
+    if (const std::string last = last_line(e.error); !last.empty() && why.find(last) == std::string::npos)
+      why += ": " + last;
+    e.reason = why;
+  }
+  if (e.link) close(*e.link);
+  dispatcher_.end(dispatcher_.running(e.arrival), !clean);
+  ++done_;
+}
+
+void Daemon::serve(double timeout_s) {
+  std::erase_if(connections_, [](const auto& c) { return c->closed; });
+  std::vector<pollfd> fds{{listener_, POLLIN, 0}};
+  for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
+  for (const Entry& e : entries_)
+    if (e.state == Entry::State::Running && e.process && e.process->watch_fd() >= 0)
+      fds.push_back({e.process->watch_fd(), POLLIN, 0});
+  ::poll(fds.data(), fds.size(), static_cast<int>(std::ceil(std::max(0.0, timeout_s) * 1000)));
+  if (fds[0].revents) accept();
+  for (std::size_t k = 0; k + 1 < fds.size() && k < connections_.size(); ++k)
+    if (fds[k + 1].revents) read(*connections_[k]);
+  for (Entry& e : entries_) {
+    if (e.state != Entry::State::Running || !e.process) continue;
+    Running& r = dispatcher_.running(e.arrival);
+    if (e.reason.empty() && now() - r.start > e.job.walltime) {
+      e.reason = "killed at its walltime (" + std::to_string(static_cast<long>(e.job.walltime)) + " s)";
+      e.process->kill();
+    }
+    if (const auto how = e.process->exited()) ended(e, *how);
+  }
+}
+
+void Daemon::run_until_done() {
+  while (done_ < entries_.size()) {
+    dispatcher_.advance(now());
+    arrivals();
+    for (Running* r : dispatcher_.schedule()) launch(*by_arrival_[r->arrival], *r);
+    dispatcher_.sample();
+    double next = 0.5;  // at least twice a second: walltimes
+    bool pending = false;
+    for (const Entry& e : entries_)
+      if (e.state == Entry::State::Pending) next = std::min(next, e.job.submit - now()), pending = true;
+    const Cluster& c = dispatcher_.cluster();
+    if (!pending && c.running().empty() && !c.queue().empty())
+      throw std::runtime_error("scheduler " + dispatcher_.scheduler().name() + ": leaves " +
+                               std::to_string(c.queue().size()) + " jobs waiting on an idle cluster");
+    serve(next);
+  }
+  dispatcher_.advance(now());
+  dispatcher_.sample();
+}
+
+Daemon::Outcome Daemon::outcome() const {
+  Outcome o{dispatcher_.results(classes_, 10), 0, {}};
+  for (const Entry& e : entries_)
+    if (e.state == Entry::State::Failed) {
+      ++o.failed;
+      o.reasons.push_back("job " + std::to_string(e.job.id) + ": " + e.reason);
+    }
+  return o;
+}
+
+}  // namespace dps::cluster

@@ -1,0 +1,129 @@
+// dps-scheduler on loopback (hosts 127.0.0.1 to 127.0.0.4, reached through a remote shell that runs
+// here): a workload of a malleable stencil, LU and the TSP ends with each result right under FCFS, EASY
+// and ReSHAPE's PBA-PR, no node ever held by two jobs at once (the Gantt chart it writes), PBA-PR
+// growing and shrinking the stencil; a job that fails frees its hosts for the next.
+#include <dps/trace/reader.hpp>
+
+#include "measuring.hpp"
+#include "scratch.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace dps {
+namespace {
+
+struct Outcome {
+  int status = -1;
+  std::string last_line, errors;
+  trace::Trace trace;
+};
+
+std::string text_of(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string last_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+struct Pool {
+  test::Scratch s;
+  std::filesystem::path rsh = s.write("rsh", "#!/bin/sh\nhost=$1; shift\nexec sh -c \"$*\"\n", true);
+  std::filesystem::path hosts = s.write("hosts", "127.0.0.1\n127.0.0.2\n127.0.0.3\n127.0.0.4\n");
+
+  Outcome run(const std::string& scheduler, const std::string& workload) const {
+    const auto w = s.write("workload.json", workload);
+    const auto out = s.dir / "out", err = s.dir / "err", trace = s.dir / (scheduler + ".dpstrace");
+    const std::string command = "cd " + s.dir.string() + " && DPS_RSH=" + rsh.string() + " " + DPS_SCHEDULER +
+                                " --hostfile " + hosts.string() + " --scheduler " + scheduler + " --workload " +
+                                w.string() + " --logs logs-" + scheduler + " --trace " + trace.string() + " > " +
+                                out.string() + " 2> " + err.string();
+    Outcome r;
+    r.status = WEXITSTATUS(std::system(command.c_str()));
+    r.last_line = last_line(text_of(out));
+    r.errors = text_of(err);
+    if (std::filesystem::exists(trace)) r.trace = trace::read(trace.string());
+    return r;
+  }
+  std::string output(const std::string& scheduler, int job) const {
+    return last_line(text_of(s.dir / ("logs-" + scheduler) / ("job-" + std::to_string(job) + ".out")));
+  }
+};
+
+// The stencil asks every 50 iterations: PBA-PR grows it into the idle hosts, then takes it back to the
+// size before a growth that did not pay (ReSHAPE probes for its sweet spot).
+constexpr const char* kWorkload = R"({"nodes": 4, "jobs": [
+  {"kind": "application", "submit": 0, "size": 1, "max_size": 3, "walltime": 300,
+   "command": ["stencil", "--n", "1024", "--iterations", "1500", "--resize-every", "50", "--verify"]},
+  {"kind": "application", "submit": 2, "size": 3, "walltime": 300, "command": ["lu", "--n", "1536", "--r", "192"]},
+  {"kind": "application", "submit": 2.5, "size": 2, "walltime": 300, "resizable": false,
+   "command": ["tsp", ")" DPS_TSPLIB_DIR R"(/att48.tsp"]}]})";
+
+TEST(SchedulerDaemon, ThreeJobsEndRightUnderEachSchedulerAndNoNodeIsHeldTwice) {
+  Pool pool;
+  for (const std::string scheduler : {"fcfs", "easy", "pba-pr"}) {
+    SCOPED_TRACE(scheduler);
+    const Outcome r = pool.run(scheduler, kWorkload);
+    ASSERT_EQ(r.status, 0) << r.errors;
+    EXPECT_NE(r.last_line.find("\"jobs\": 3, \"failed\": 0"), std::string::npos) << r.last_line;
+    EXPECT_NE(pool.output(scheduler, 1).find("\"verified\": true"), std::string::npos) << pool.output(scheduler, 1);
+    EXPECT_NE(pool.output(scheduler, 3).find("\"length\": 10628, \"optimal\": 10628"), std::string::npos)
+        << pool.output(scheduler, 3);
+    EXPECT_NE(pool.output(scheduler, 2).find("\"residual\""), std::string::npos) << pool.output(scheduler, 2);
+    // Each node's bars, by start: none begins before the one before it ended.
+    std::map<std::uint32_t, std::vector<std::pair<double, double>>> bars;
+    std::size_t grew = 0, shrank = 0;
+    for (const trace::Step& s : r.trace.steps) {
+      const std::string& name = r.trace.names[s.operation];
+      if (name == "grow")
+        ++grew;
+      else if (name == "shrink")
+        ++shrank;
+      else
+        bars[s.node].emplace_back(s.start, s.end);
+    }
+    for (auto& [node, held] : bars) {
+      std::sort(held.begin(), held.end());
+      for (std::size_t k = 1; k < held.size(); ++k)
+        EXPECT_GE(held[k].first, held[k - 1].second) << "node " << node << " held twice";
+    }
+    EXPECT_EQ(r.trace.info_value("clock"), "real");
+    if (scheduler != "pba-pr") {
+      EXPECT_EQ(grew + shrank, 0u);
+    } else if (test::kMeasures) {  // when the stencil's first points come before LU arrives: real time
+      EXPECT_GE(grew, 1u);
+      EXPECT_GE(shrank, 1u);
+    }
+  }
+}
+
+TEST(SchedulerDaemon, AJobThatFailsFreesItsHostsForTheNext) {
+  Pool pool;
+  const Outcome r = pool.run("fcfs", R"({"nodes": 4, "jobs": [
+    {"kind": "application", "submit": 0, "size": 4, "walltime": 60, "command": ["stencil", "--n", "rings"]},
+    {"kind": "application", "submit": 0.1, "size": 4, "walltime": 60, "command": ["stencil", "--n", "256", "--iterations", "20"]}]})");
+  EXPECT_EQ(r.status, 1) << "a failed job fails the run";
+  EXPECT_NE(r.last_line.find("\"jobs\": 2, \"failed\": 1"), std::string::npos) << r.last_line;
+  EXPECT_NE(r.errors.find("dps-scheduler: job 1: exited with status 2: stencil: --n expects"), std::string::npos)
+      << r.errors;
+  EXPECT_NE(pool.output("fcfs", 2).find("\"iterations\": 20"), std::string::npos)
+      << "the second ran on the hosts the first left";
+}
+
+}  // namespace
+}  // namespace dps
