@@ -1,13 +1,20 @@
 // dps-scheduler on loopback (hosts 127.0.0.1 to 127.0.0.4, reached through a remote shell that runs
 // here): a workload of a malleable stencil, LU and the TSP ends with each result right under FCFS, EASY
 // and ReSHAPE's PBA-PR, no node ever held by two jobs at once (the Gantt chart it writes), PBA-PR
-// growing and shrinking the stencil; a job that fails frees its hosts for the next.
+// growing and shrinking the stencil; a job that fails frees its hosts for the next; serving, it takes
+// clients' submissions and cancellations (one while the job grows), and refuses a stranger's.
 #include <dps/trace/reader.hpp>
 
 #include "measuring.hpp"
 #include "scratch.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <thread>
 
 #include <algorithm>
 #include <cstdlib>
@@ -123,6 +130,113 @@ TEST(SchedulerDaemon, AJobThatFailsFreesItsHostsForTheNext) {
       << r.errors;
   EXPECT_NE(pool.output("fcfs", 2).find("\"iterations\": 20"), std::string::npos)
       << "the second ran on the hosts the first left";
+}
+
+// A daemon serving in the background, its state in the pool's folder, and its clients.
+struct Serving {
+  const Pool& pool;
+  pid_t pid = -1;
+  explicit Serving(const Pool& p, const std::string& scheduler) : pool(p) {
+    const std::string command = "cd " + pool.s.dir.string() + " && DPS_RSH=" + pool.rsh.string() + " exec " +
+                                DPS_SCHEDULER + " --hostfile " + pool.hosts.string() + " --scheduler " + scheduler +
+                                " --state state --logs logs --trace serving.dpstrace > serving.out 2> serving.err";
+    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+    if (::posix_spawn(&pid, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ) != 0)
+      throw std::runtime_error("no shell");
+    for (int k = 0; k < 200 && !std::filesystem::exists(pool.s.dir / "state" / "address"); ++k)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ~Serving() {
+    if (pid > 0) ::kill(pid, SIGKILL), ::waitpid(pid, nullptr, 0);
+  }
+  // A client's command; its standard output (and error after it), and its status.
+  std::pair<int, std::string> client(const std::string& tool, const std::string& args,
+                                     const std::string& state = "state") const {
+    const auto out = pool.s.dir / "client.out";
+    const std::string command = "cd " + pool.s.dir.string() + " && " + DPS_CLIENTS + std::string("/") + tool +
+                                " --state " + state + " " + args + " > " + out.string() + " 2>&1";
+    const int status = WEXITSTATUS(std::system(command.c_str()));
+    return {status, text_of(out)};
+  }
+  std::string state_of(int id) const {  // in dps-queue's table
+    std::istringstream table(client("dps-queue", "").second);
+    for (std::string line; std::getline(table, line);) {
+      std::istringstream words(line);
+      int job = 0;
+      std::string state;
+      if (words >> job >> state && job == id) return state;
+    }
+    return "";
+  }
+  std::string stop() {  // SIGTERM: the last line it prints
+    ::kill(pid, SIGTERM);
+    ::waitpid(pid, nullptr, 0);
+    pid = -1;
+    return last_line(text_of(pool.s.dir / "serving.out"));
+  }
+};
+
+TEST(SchedulerDaemon, ClientsSubmitListAndCancelAndAStrangerIsRefused) {
+  Pool pool;
+  Serving daemon(pool, "easy");
+  const auto [submitted, id] = daemon.client("dps-submit", "--nodes 3 -- stencil --n 1024 --iterations 100000");
+  ASSERT_EQ(submitted, 0) << id;
+  EXPECT_EQ(last_line(id), "{\"id\": 1}");
+  EXPECT_EQ(last_line(daemon.client("dps-submit", "--nodes 2 -- tsp " DPS_TSPLIB_DIR "/att48.tsp").second),
+            "{\"id\": 2}");
+  EXPECT_EQ(last_line(daemon.client("dps-submit", "--nodes 1 -- tsp " DPS_TSPLIB_DIR "/gr17.tsp").second),
+            "{\"id\": 3}");
+  for (int k = 0; k < 400 && daemon.state_of(3) != "done"; ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  EXPECT_EQ(daemon.state_of(1), "running");
+  EXPECT_EQ(daemon.state_of(2), "queued") << "2 nodes asked, 1 idle beside the stencil";
+  EXPECT_EQ(daemon.state_of(3), "done") << "EASY backfills it on the idle node";
+  EXPECT_EQ(daemon.client("dps-cancel", "2").first, 0);
+  EXPECT_EQ(daemon.state_of(2), "cancelled");
+  EXPECT_EQ(daemon.client("dps-cancel", "1").first, 0);
+  for (int k = 0; k < 400 && daemon.state_of(1) != "cancelled"; ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  EXPECT_EQ(daemon.state_of(1), "cancelled");
+  const auto [over, why] = daemon.client("dps-cancel", "1");
+  EXPECT_EQ(over, 2);
+  EXPECT_EQ(why, "dps-cancel: job 1 is over\n");
+  const auto [wide, too_wide] = daemon.client("dps-submit", "--nodes 5 -- stencil");
+  EXPECT_EQ(wide, 2);
+  EXPECT_EQ(too_wide, "dps-submit: the job asks 5 nodes, the pool has 4\n");
+  // A stranger: the daemon's address, another secret.
+  std::filesystem::create_directories(pool.s.dir / "stranger");
+  std::filesystem::copy_file(pool.s.dir / "state" / "address", pool.s.dir / "stranger" / "address");
+  std::ofstream(pool.s.dir / "stranger" / "secret") << std::string(64, 'a') << "\n";
+  const auto [refused, said] = daemon.client("dps-queue", "", "stranger");
+  EXPECT_EQ(refused, 2);
+  EXPECT_NE(said.find("refused client: not the cluster's secret"), std::string::npos) << said;
+  EXPECT_EQ(daemon.client("dps-submit", "--nodes 1 -- tsp " DPS_TSPLIB_DIR "/gr17.tsp", "stranger").first, 2);
+  const std::string last = daemon.stop();
+  EXPECT_NE(last.find("\"jobs\": 3, \"failed\": 0, \"cancelled\": 2"), std::string::npos) << last;
+}
+
+// Cancelled as soon as dps-queue shows it grew: mid-redistribution, or just after. Its processes go,
+// its hosts come back: a job of the whole pool runs next.
+TEST(SchedulerDaemon, AJobCancelledWhileItGrowsFreesEveryHost) {
+  Pool pool;
+  Serving daemon(pool, "greedy-r");
+  ASSERT_EQ(
+      daemon.client("dps-submit", "--min 1 --max 4 -- stencil --n 2050 --iterations 100000 --resize-every 2").first, 0);
+  std::string table;
+  for (int k = 0; k < 800; ++k) {
+    table = daemon.client("dps-queue", "").second;
+    if (table.find("\"nodes\":1,") == std::string::npos && table.find("\"state\":\"running\"") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(table.find("\"nodes\":1,"), std::string::npos) << "it never grew: " << table;
+  EXPECT_EQ(daemon.client("dps-cancel", "1").first, 0);
+  ASSERT_EQ(daemon.client("dps-submit", "--nodes 4 -- tsp " DPS_TSPLIB_DIR "/gr17.tsp").first, 0);
+  for (int k = 0; k < 400 && daemon.state_of(2) != "done"; ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  EXPECT_EQ(daemon.state_of(1), "cancelled");
+  EXPECT_EQ(daemon.state_of(2), "done") << "the whole pool, free again";
+  EXPECT_NE(std::system("pgrep -f '[s]tencil --n 2050' > /dev/null"), 0) << "a process of the cancelled job is left";
 }
 
 }  // namespace

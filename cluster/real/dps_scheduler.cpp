@@ -1,11 +1,15 @@
 // dps-scheduler: a real cluster's scheduler daemon. It owns the hosts of a hostfile (or of the Slurm
 // allocation it runs in), runs one of the schedulers dps-cluster simulates (the same objects), starts
-// real DPS programs on the hosts it grants, and answers their resize points over TCP. With
-// --workload it runs a workload of application jobs to its end; the last line is JSON: jobs, failed,
-// makespan_s, mean_wait_s, mean_turnaround_s, utilization, resizes.
+// real DPS programs on the hosts it grants, and answers their resize points over TCP. Clients holding
+// its state folder's secret submit, list and cancel jobs (dps-submit, dps-queue, dps-cancel); with
+// --workload it runs a workload of application jobs to its end, else it serves until SIGINT or
+// SIGTERM. The last line is JSON: jobs, failed, cancelled, makespan_s, mean_wait_s,
+// mean_turnaround_s, utilization, resizes.
 //
 //   dps-scheduler --hostfile hosts --scheduler pba-pr --workload jobs.json --trace real.dpstrace
+//   dps-scheduler --hostfile hosts --scheduler easy --listen head:7700 &   dps-submit -- lu --n 4096
 #include "daemon.hpp"
+#include "state_folder.hpp"
 
 #include <dps/cli.hpp>
 #include <dps/cluster/gantt.hpp>
@@ -16,14 +20,43 @@
 #include <dps/net/launcher.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+namespace {
+
+volatile std::sig_atomic_t stopping = 0;
+void stop(int) { stopping = 1; }
+
+// "gold=0,platinum=1000" (empty: one class, normal).
+std::vector<dps::cluster::JobClass> parse_classes(const std::string& text) {
+  std::vector<dps::cluster::JobClass> classes;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    const auto equals = item.find('=');
+    char* rest = nullptr;
+    const double priority = equals == std::string::npos ? 0 : std::strtod(item.c_str() + equals + 1, &rest);
+    if (equals == 0 || equals == std::string::npos || rest == item.c_str() + equals + 1 || *rest)
+      throw std::invalid_argument("--classes expects NAME=PRIORITY[,...], got '" + text + "'");
+    classes.push_back({item.substr(0, equals), priority});
+    at = end + 1;
+  }
+  if (classes.empty()) classes.push_back({"normal", 0});
+  return classes;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   return dps::run_main("dps-scheduler", [&] {
-    std::string hostfile, scheduler = "easy", workload_path, listen = "127.0.0.1:0", logs, trace_path;
+    std::string hostfile, scheduler = "easy", workload_path, listen = "127.0.0.1:0", logs, trace_path, state,
+                          class_list;
     double threshold = 0;
     dps::Cli cli("dps-scheduler",
                  "Schedules real DPS programs on a pool of hosts: starts them, resizes them, frees their hosts.");
@@ -34,43 +67,49 @@ int main(int argc, char** argv) {
         .option("--threshold", threshold,
                 "ReSHAPE's schedulers: the expand potential a job needs to grow (default 0.2)")
         .option("--workload", workload_path,
-                "run these application jobs (dps-cluster's JSON, real programs) to their end")
-        .option("--listen", listen, "HOST:PORT where jobs reach the daemon (default 127.0.0.1 and any port)")
-        .option("--logs", logs, "jobs' output, job-ID.out and job-ID.err (default: here)")
+                "run these application jobs (dps-cluster's JSON, real programs) to their end, then exit")
+        .option("--listen", listen,
+                "HOST:PORT where jobs and clients reach the daemon (default 127.0.0.1 and any port)")
+        .option("--state", state,
+                "DIR  where the daemon keeps its address and the cluster's secret, which clients read "
+                "(default $DPS_SCHEDULER_STATE, else ~/.dps/scheduler)")
+        .option("--classes", class_list,
+                "NAME=PRIORITY[,...]  the user classes submissions name (default: one, normal=0)")
+        .option("--logs", logs, "jobs' output, job-ID.out and job-ID.err, when they name none (default: here)")
         .option("--trace", trace_path, "write the cluster's Gantt chart, utilization and queue length (dps-viewer)");
     if (!cli.parse(argc, argv)) return 0;
-    if (workload_path.empty())
-      throw std::invalid_argument("--workload is missing: the daemon runs a workload for now (--help says more)");
-    std::vector<std::string> slots =
+    const std::vector<std::string> slots =
         !hostfile.empty()
             ? dps::net::read_hostfile(hostfile)
             : dps::cluster::slurm_slots(std::getenv("SLURM_JOB_NODELIST"), std::getenv("SLURM_JOB_CPUS_PER_NODE"));
-    dps::cluster::ReshapeOptions tuning;
-    if (threshold > 0) {
-      const auto& reshape = dps::cluster::ReshapeScheduler::scenarios();
-      if (std::find(reshape.begin(), reshape.end(), scheduler) == reshape.end())
-        throw std::invalid_argument("--threshold is ReSHAPE's: it goes with --scheduler " +
-                                    dps::cluster::scheduler_list() + ", not '" + scheduler + "'");
-      tuning.threshold = threshold;
+    const auto policy = dps::cluster::scheduler_from_options(scheduler, threshold);
+    std::optional<dps::cluster::Workload> workload;
+    std::vector<dps::cluster::JobClass> classes = parse_classes(class_list);
+    if (!workload_path.empty()) {
+      if (!class_list.empty()) throw std::invalid_argument("--classes are the workload's own with --workload");
+      workload = dps::cluster::load_workload(workload_path, {.nodes = slots.size(), .strict = true});
+      if (workload->jobs.empty()) throw std::runtime_error(workload_path + ": no job to run");
+      classes = workload->classes;
     }
-    std::unique_ptr<dps::cluster::Scheduler> policy;
-    try {
-      policy = dps::cluster::scheduler_named(scheduler, tuning);
-    } catch (const std::invalid_argument&) {
-      throw std::invalid_argument("--scheduler expects one of " + dps::cluster::scheduler_list() + ", got '" +
-                                  scheduler + "'");
-    }
-    const dps::cluster::Workload workload =
-        dps::cluster::load_workload(workload_path, {.nodes = slots.size(), .strict = true});
-    if (workload.jobs.empty()) throw std::runtime_error(workload_path + ": no job to run");
+    const dps::cluster::StateFolder folder(state);
     dps::cluster::Daemon daemon({.slots = slots,
                                  .rsh = dps::net::rsh_command(),
                                  .listen = listen,
                                  .logs = logs.empty() ? "." : logs,
-                                 .gantt = !trace_path.empty()},
-                                *policy, workload.classes);
-    for (const dps::cluster::Job& job : workload.jobs) daemon.submit(job);
-    daemon.run_until_done();
+                                 .gantt = !trace_path.empty(),
+                                 .secret = folder.own_secret()},
+                                *policy, classes);
+    folder.publish(daemon.address());
+    if (workload) {
+      for (const dps::cluster::Job& job : workload->jobs) daemon.submit(job);
+      daemon.run_until_done();
+    } else {
+      std::signal(SIGINT, stop);
+      std::signal(SIGTERM, stop);
+      std::fprintf(stderr, "dps-scheduler: serving %zu nodes at %s (state in %s)\n", slots.size(),
+                   daemon.address().c_str(), folder.path().c_str());
+      daemon.serve_until(stopping);
+    }
     const auto o = daemon.outcome();
     for (const std::string& reason : o.reasons) std::fprintf(stderr, "dps-scheduler: %s\n", reason.c_str());
     if (!trace_path.empty())
@@ -78,11 +117,12 @@ int main(int argc, char** argv) {
                                 {.program = "dps-scheduler", .simulated = false});
     const auto& r = o.results;
     std::printf(
-        "{\"scheduler\": \"%s\", \"hosts\": %zu, \"jobs\": %zu, \"failed\": %zu, \"makespan_s\": %.6g, "
-        "\"mean_wait_s\": %.6g, "
-        "\"mean_turnaround_s\": %.6g, \"mean_execution_s\": %.6g, \"utilization\": %.4f, \"resizes\": %zu}\n",
-        r.scheduler.c_str(), r.nodes, r.jobs.size(), o.failed, r.makespan_s, r.mean_wait_s, r.mean_completion_s,
-        r.mean_execution_s, r.utilization, r.resizes);
+        "{\"scheduler\": \"%s\", \"hosts\": %zu, \"jobs\": %zu, \"failed\": %zu, \"cancelled\": %zu, \"makespan_s\": "
+        "%.6g, "
+        "\"mean_wait_s\": %.6g, \"mean_turnaround_s\": %.6g, \"mean_execution_s\": %.6g, \"utilization\": %.4f, "
+        "\"resizes\": %zu}\n",
+        r.scheduler.c_str(), r.nodes, r.jobs.size(), o.failed, o.cancelled, r.makespan_s, r.mean_wait_s,
+        r.mean_completion_s, r.mean_execution_s, r.utilization, r.resizes);
     return o.failed ? 1 : 0;
   });
 }

@@ -24,29 +24,6 @@
 #include <stdexcept>
 #include <string>
 
-namespace {
-
-// `threshold`: ReSHAPE's expand potential a growth needs, 0 when not given (the scenarios' own, 0.2).
-std::unique_ptr<dps::cluster::Scheduler> scheduler_named(const std::string& name, double threshold) {
-  dps::cluster::ReshapeOptions tuning;
-  if (threshold > 0) {
-    const auto& reshape = dps::cluster::ReshapeScheduler::scenarios();
-    if (std::find(reshape.begin(), reshape.end(), name) == reshape.end()) {
-      std::string names;
-      for (const std::string& s : reshape) names += (names.empty() ? "" : ", ") + s;
-      throw std::invalid_argument("--threshold is ReSHAPE's: it goes with --scheduler " + names + ", not '" + name + "'");
-    }
-    tuning.threshold = threshold;
-  }
-  try {
-    return dps::cluster::scheduler_named(name, tuning);
-  } catch (const std::invalid_argument&) {
-    throw std::invalid_argument("--scheduler expects one of " + dps::cluster::scheduler_list() + ", got '" + name + "'");
-  }
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   return dps::run_main("dps-cluster", [&] {
     std::string workload_path, scheduler = "easy", jobs_path, model_path, logs, trace_path, mesh_text, allocation = "paging";
@@ -73,7 +50,7 @@ int main(int argc, char** argv) {
     if (workload_path.empty()) throw std::invalid_argument("--workload is missing (--help says more)");
     if (procs < 0) throw std::invalid_argument("--procs expects a positive number of nodes");
     if (!(tau > 0)) throw std::invalid_argument("--tau expects a positive number of seconds");
-    auto policy = scheduler_named(scheduler, threshold);
+    auto policy = dps::cluster::scheduler_from_options(scheduler, threshold);
     std::size_t model_nodes = 0;
     if (!model_path.empty()) {
       const auto model = dps::sim::ClusterModel::load(model_path);

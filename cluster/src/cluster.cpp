@@ -24,6 +24,13 @@ void Cluster::enqueue(const Job& job) {
   records_.push_back(Running{.job = &job, .arrival = records_.size(), .nodes = {}});
 }
 
+void Cluster::withdraw(const Job& job) {
+  const auto at = std::find(queue_.begin(), queue_.end(), &job);
+  if (at == queue_.end()) throw std::logic_error("job " + std::to_string(job.id) + " is not queued");
+  queued_arrival_.erase(queued_arrival_.begin() + (at - queue_.begin()));
+  queue_.erase(at);
+}
+
 void Cluster::start(const Job& job) {
   const auto at = std::find(queue_.begin(), queue_.end(), &job);
   if (at == queue_.end()) throw std::logic_error("job " + std::to_string(job.id) + " is not queued");

@@ -78,6 +78,17 @@ void Dispatcher::end(Running& job, bool killed) {
   ++done_;
 }
 
+void Dispatcher::withdraw(const Job& job) {
+  cluster_.withdraw(job);
+  for (auto it = records_.rbegin(); it != records_.rend(); ++it)
+    if (it->job == &job) {
+      it->start = it->end = now();
+      it->killed = true;
+      break;
+    }
+  ++done_;
+}
+
 void Dispatcher::sample() {
   if (!options_.gantt) return;
   const Gantt::Sample s{now(), cluster_.nodes() - cluster_.idle(), cluster_.queue().size()};

@@ -3,6 +3,7 @@
 #include "dps/cluster/backfilling.hpp"
 #include "dps/cluster/reshape.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace dps::cluster {
@@ -29,6 +30,25 @@ std::unique_ptr<Scheduler> scheduler_named(const std::string& name, const Reshap
   for (const std::string& s : ReshapeScheduler::scenarios())
     if (name == s) return ReshapeScheduler::scenario(name, tuning);
   throw std::invalid_argument("no scheduler '" + name + "' (" + scheduler_list() + ")");
+}
+
+std::unique_ptr<Scheduler> scheduler_from_options(const std::string& name, double threshold) {
+  ReshapeOptions tuning;
+  if (threshold > 0) {
+    const auto& reshape = ReshapeScheduler::scenarios();
+    if (std::find(reshape.begin(), reshape.end(), name) == reshape.end()) {
+      std::string names;
+      for (const std::string& s : reshape) names += (names.empty() ? "" : ", ") + s;
+      throw std::invalid_argument("--threshold is ReSHAPE's: it goes with --scheduler " + names + ", not '" + name +
+                                  "'");
+    }
+    tuning.threshold = threshold;
+  }
+  try {
+    return scheduler_named(name, tuning);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("--scheduler expects one of " + scheduler_list() + ", got '" + name + "'");
+  }
 }
 
 }  // namespace dps::cluster

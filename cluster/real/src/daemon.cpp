@@ -18,13 +18,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace dps::cluster {
 
 struct Daemon::Entry {
   Job job;
-  enum class State { Pending, Queued, Running, Done, Failed } state = State::Pending;
+  enum class State { Pending, Queued, Running, Done, Failed, Cancelled } state = State::Pending;
   std::size_t arrival = 0;
   net::Secret secret = net::Secret::generate();  // the job's own: its node processes' DPS_SECRET
   std::unique_ptr<JobProcess> process;
@@ -38,6 +39,7 @@ struct Daemon::Connection {
   std::string in;
   net::Nonce nonce = net::fresh_nonce();
   bool greeted = false;
+  bool client = false;
   Entry* job = nullptr;
   bool closed = false;
   void write(const std::string& line) const { ::send(fd, line.data(), line.size(), MSG_NOSIGNAL); }
@@ -109,6 +111,8 @@ Daemon::~Daemon() {
 double Daemon::now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
 void Daemon::submit(Job job) {
+  if (job.id == 0 || entry_of(job.id)) job.id = next_id_;
+  next_id_ = std::max(next_id_, job.id + 1);
   const std::string what = "job " + std::to_string(job.id);
   if (job.kind != JobKind::Application)
     throw std::invalid_argument(what + " is " + describe(job.kind) +
@@ -190,14 +194,20 @@ void Daemon::read(Connection& c) {
 }
 
 void Daemon::line(Connection& c, const std::string& text) {
-  if (c.greeted) return job_message(c, *c.job, text);
+  if (c.greeted) return c.client ? client_request(c, text) : job_message(c, *c.job, text);
   const auto hello = net::parse_hello(text);
-  Entry* e = hello && !hello->client ? entry_of(hello->job) : nullptr;
+  if (hello && hello->client) {
+    if (!net::proven(*hello, options_.secret, c.nonce)) {
+      c.write("refused not the cluster's secret\n");
+      return close(c);
+    }
+    c.write(net::welcome_line(*hello, options_.secret, c.nonce));
+    c.greeted = c.client = true;
+    return;
+  }
+  Entry* e = hello ? entry_of(hello->job) : nullptr;
   if (!e || e->state != Entry::State::Running || e->link || !net::proven(*hello, e->secret, c.nonce)) {
-    c.write("refused " +
-            std::string(!hello          ? "not a hello"
-                        : hello->client ? "no client requests here yet"
-                                        : "not a running job of this daemon, or not its secret") +
+    c.write(std::string("refused ") + (!hello ? "not a hello" : "not a running job of this daemon, or not its secret") +
             "\n");
     return close(c);
   }
@@ -280,8 +290,8 @@ void Daemon::fail(Entry& e, const std::string& why) {
 
 void Daemon::ended(Entry& e, const std::string& how) {
   const bool clean = how.empty() && e.said_end && e.reason.empty();
-  e.state = clean ? Entry::State::Done : Entry::State::Failed;
-  if (!clean) {
+  e.state = clean ? Entry::State::Done : e.reason == "cancelled" ? Entry::State::Cancelled : Entry::State::Failed;
+  if (e.state == Entry::State::Failed) {
     std::string why = !e.reason.empty() ? e.reason : !how.empty() ? how : "ended without saying so";
     if (const std::string last = last_line(e.error); !last.empty() && why.find(last) == std::string::npos)
       why += ": " + last;
@@ -314,30 +324,124 @@ void Daemon::serve(double timeout_s) {
   }
 }
 
+void Daemon::step() {
+  dispatcher_.advance(now());
+  arrivals();
+  for (Running* r : dispatcher_.schedule()) launch(*by_arrival_[r->arrival], *r);
+  dispatcher_.sample();
+  double next = 0.5;  // at least twice a second: walltimes
+  for (const Entry& e : entries_)
+    if (e.state == Entry::State::Pending) next = std::min(next, e.job.submit - now());
+  serve(next);
+}
+
 void Daemon::run_until_done() {
   while (done_ < entries_.size()) {
-    dispatcher_.advance(now());
-    arrivals();
-    for (Running* r : dispatcher_.schedule()) launch(*by_arrival_[r->arrival], *r);
-    dispatcher_.sample();
-    double next = 0.5;  // at least twice a second: walltimes
-    bool pending = false;
-    for (const Entry& e : entries_)
-      if (e.state == Entry::State::Pending) next = std::min(next, e.job.submit - now()), pending = true;
     const Cluster& c = dispatcher_.cluster();
+    const bool pending =
+        std::any_of(entries_.begin(), entries_.end(), [](const Entry& e) { return e.state == Entry::State::Pending; });
     if (!pending && c.running().empty() && !c.queue().empty())
       throw std::runtime_error("scheduler " + dispatcher_.scheduler().name() + ": leaves " +
                                std::to_string(c.queue().size()) + " jobs waiting on an idle cluster");
-    serve(next);
+    step();
   }
   dispatcher_.advance(now());
   dispatcher_.sample();
 }
 
+void Daemon::serve_until(const volatile std::sig_atomic_t& stop) {
+  while (!stop) step();
+}
+
+// A client's request, a line; the answer, lines ending with "ok" or one "error REASON".
+void Daemon::client_request(Connection& c, const std::string& text) {
+  const auto space = std::min(text.find(' '), text.size());
+  const std::string verb = text.substr(0, space), rest = space < text.size() ? text.substr(space + 1) : "";
+  try {
+    if (verb == "submit") {
+      c.write("ok " + std::to_string(submit_line(rest)) + "\n");
+    } else if (verb == "queue") {
+      for (const Entry& e : entries_) {
+        static constexpr const char* kStates[] = {"pending", "queued", "running", "done", "failed", "cancelled"};
+        const bool arrived =
+            e.state != Entry::State::Pending && !(e.state == Entry::State::Cancelled && e.arrival == SIZE_MAX);
+        const JobRecord* r = arrived ? &dispatcher_.record(dispatcher_.running(e.arrival)) : nullptr;
+        const double started = r && r->start >= 0 ? r->start : now(), ended = r && r->end >= 0 ? r->end : now();
+        char figures[160];
+        std::snprintf(figures, sizeof figures, "job %llu %s %zu %.3f %.3f", static_cast<unsigned long long>(e.job.id),
+                      kStates[static_cast<int>(e.state)],
+                      r && e.state == Entry::State::Running ? dispatcher_.running(e.arrival).size() : e.job.size,
+                      started - e.job.submit, r && r->start >= 0 ? ended - r->start : 0.0);
+        c.write(std::string(figures) + " " + joined(e.job.command, ' ') + "\n");
+      }
+      c.write("ok\n");
+    } else if (verb == "cancel") {
+      std::uint64_t id = 0;
+      Entry* e =
+          std::sscanf(rest.c_str(), "%llu", reinterpret_cast<unsigned long long*>(&id)) == 1 ? entry_of(id) : nullptr;
+      if (!e) throw std::invalid_argument("no job " + rest);
+      if (e->state == Entry::State::Done || e->state == Entry::State::Failed || e->state == Entry::State::Cancelled)
+        throw std::invalid_argument("job " + rest + " is over");
+      cancel(*e);
+      c.write("ok\n");
+    } else {
+      throw std::invalid_argument("no request '" + verb + "' (submit, queue, cancel)");
+    }
+  } catch (const std::exception& error) {
+    c.write(std::string("error ") + error.what() + "\n");
+  }
+}
+
+std::uint64_t Daemon::submit_line(const std::string& text) {
+  nlohmann::json request;
+  try {
+    request = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    throw std::invalid_argument("a submission is JSON: {\"job\": {...}, \"output\": FILE, \"error\": FILE}");
+  }
+  if (!request.is_object() || !request.contains("job")) throw std::invalid_argument("a submission holds a \"job\"");
+  nlohmann::json workload{{"jobs", nlohmann::json::array({request["job"]})}, {"classes", nlohmann::json::array()}};
+  for (const JobClass& k : classes_) workload["classes"].push_back({{"name", k.name}, {"priority", k.priority}});
+  Workload w = from_json(workload.dump(), "the submission", {.nodes = options_.slots.size()});
+  if (w.jobs.empty())  // wider than the pool: left out
+    throw std::invalid_argument("the job asks " + request["job"].value("size", nlohmann::json(0)).dump() +
+                                " nodes, the pool has " + std::to_string(options_.slots.size()));
+  Job job = std::move(w.jobs.front());
+  job.submit = now();
+  job.id = 0;
+  submit(std::move(job));
+  Entry& e = entries_.back();
+  for (auto [key, file] : {std::pair{"output", &e.output}, std::pair{"error", &e.error}})
+    if (request.contains(key) && request[key].is_string()) *file = request[key].get<std::string>();
+  return e.job.id;
+}
+
+void Daemon::cancel(Entry& e) {
+  e.reason = "cancelled";
+  switch (e.state) {
+    case Entry::State::Pending:
+      e.state = Entry::State::Cancelled;
+      e.arrival = SIZE_MAX;
+      ++done_;
+      break;
+    case Entry::State::Queued:
+      e.state = Entry::State::Cancelled;
+      dispatcher_.withdraw(e.job);
+      ++done_;
+      break;
+    case Entry::State::Running:
+      if (e.process) e.process->kill();  // its end comes as its process's: its hosts are freed then
+      break;
+    default: break;
+  }
+}
+
 Daemon::Outcome Daemon::outcome() const {
-  Outcome o{dispatcher_.results(classes_, 10), 0, {}};
+  Outcome o{dispatcher_.results(classes_, 10), 0, 0, {}};
   for (const Entry& e : entries_)
-    if (e.state == Entry::State::Failed) {
+    if (e.state == Entry::State::Cancelled) {
+      ++o.cancelled;
+    } else if (e.state == Entry::State::Failed) {
       ++o.failed;
       o.reasons.push_back("job " + std::to_string(e.job.id) + ": " + e.reason);
     }

@@ -72,6 +72,7 @@ class Cluster {
  private:
   friend class Dispatcher;
   void enqueue(const Job& job);                // it arrived (kept by reference)
+  void withdraw(const Job& job);               // it leaves the queue without running
   void hold(Running& r, Node node);            // an idle node becomes the job's
   void release(const Running& r, Node node);   // ... idle again (its Gantt segment kept)
   void give(Running& r, std::size_t n);  // n more nodes

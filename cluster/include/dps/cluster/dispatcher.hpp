@@ -45,6 +45,7 @@ class Dispatcher {
   void shrink(Running& job, std::size_t nodes);  // it gave back its last `nodes`
   void release(Running& job, Node node);         // it gave back that one
   void end(Running& job, bool killed);           // it left (killed: at its walltime, or failed)
+  void withdraw(const Job& job);                 // a queued job cancelled: it waited, never ran
   void sample();  // the cluster's state now, for the chart (after an instant that may change it)
 
   JobRecord& record(const Running& job) { return records_[job.arrival]; }

@@ -17,5 +17,8 @@ std::string scheduler_list();  // the names, "fcfs, easy, ..."
 // `tuning` sets the ReSHAPE scenarios' threshold, window and priority weights. Throws
 // std::invalid_argument "no scheduler 'NAME' (fcfs, easy, ...)".
 std::unique_ptr<Scheduler> scheduler_named(const std::string& name, const ReshapeOptions& tuning = {});
+// As the cluster programs' options name it: --scheduler NAME and ReSHAPE's --threshold T (0: not
+// given). Throws std::invalid_argument with a one-line reason naming the option.
+std::unique_ptr<Scheduler> scheduler_from_options(const std::string& name, double threshold);
 
 }  // namespace dps::cluster
