@@ -40,6 +40,16 @@ std::string text_of(const std::filesystem::path& path) {
   return s.str();
 }
 
+std::string text_of_command(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(command.c_str(), "r")) {
+    char chunk[4096];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, p)) > 0;) out.append(chunk, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
 std::string last_line(const std::string& text) {
   std::istringstream in(text);
   std::string line, last;
@@ -53,18 +63,22 @@ struct Pool {
   std::filesystem::path rsh = s.write("rsh", "#!/bin/sh\nhost=$1; shift\nexec sh -c \"$*\"\n", true);
   std::filesystem::path hosts = s.write("hosts", "127.0.0.1\n127.0.0.2\n127.0.0.3\n127.0.0.4\n");
 
+  // dps-scheduler --workload: its status, last line, standard error and trace; its state in
+  // state-SCHEDULER, its jobs' output in logs-SCHEDULER.
+  std::string batch(const std::string& scheduler, const std::string& workload) const {
+    const auto w = s.write("workload-" + scheduler + ".json", workload);
+    return "cd " + s.dir.string() + " && DPS_RSH=" + rsh.string() + " exec " + DPS_SCHEDULER + " --hostfile " +
+           hosts.string() + " --scheduler " + scheduler + " --workload " + w.string() + " --state state-" + scheduler +
+           " --logs logs-" + scheduler + " --trace " + scheduler + ".dpstrace > out-" + scheduler + " 2> err-" +
+           scheduler;
+  }
   Outcome run(const std::string& scheduler, const std::string& workload) const {
-    const auto w = s.write("workload.json", workload);
-    const auto out = s.dir / "out", err = s.dir / "err", trace = s.dir / (scheduler + ".dpstrace");
-    const std::string command = "cd " + s.dir.string() + " && DPS_RSH=" + rsh.string() + " " + DPS_SCHEDULER +
-                                " --hostfile " + hosts.string() + " --scheduler " + scheduler + " --workload " +
-                                w.string() + " --logs logs-" + scheduler + " --trace " + trace.string() + " > " +
-                                out.string() + " 2> " + err.string();
     Outcome r;
-    r.status = WEXITSTATUS(std::system(command.c_str()));
-    r.last_line = last_line(text_of(out));
-    r.errors = text_of(err);
-    if (std::filesystem::exists(trace)) r.trace = trace::read(trace.string());
+    r.status = WEXITSTATUS(std::system(batch(scheduler, workload).c_str()));
+    r.last_line = last_line(text_of(s.dir / ("out-" + scheduler)));
+    r.errors = text_of(s.dir / ("err-" + scheduler));
+    if (const auto trace = s.dir / (scheduler + ".dpstrace"); std::filesystem::exists(trace))
+      r.trace = trace::read(trace.string());
     return r;
   }
   std::string output(const std::string& scheduler, int job) const {
@@ -213,6 +227,42 @@ TEST(SchedulerDaemon, ClientsSubmitListAndCancelAndAStrangerIsRefused) {
   EXPECT_EQ(daemon.client("dps-submit", "--nodes 1 -- tsp " DPS_TSPLIB_DIR "/gr17.tsp", "stranger").first, 2);
   const std::string last = daemon.stop();
   EXPECT_NE(last.find("\"jobs\": 3, \"failed\": 0, \"cancelled\": 2"), std::string::npos) << last;
+}
+
+// SIGKILLed while the stencil runs and the others wait, the daemon started again on its state folder
+// takes its jobs back from its journal: the stencil, which waited for it at a resize point, goes on
+// over a new link; the others run; every result is right.
+TEST(SchedulerDaemon, TheDaemonKilledMidWorkloadAndStartedAgainFinishesIt) {
+  Pool pool;
+  const std::string workload = R"({"jobs": [
+    {"kind": "application", "submit": 0, "size": 1, "max_size": 3, "walltime": 300,
+     "command": ["stencil", "--n", "1024", "--iterations", "3000", "--resize-every", "50", "--verify"]},
+    {"kind": "application", "submit": 1.5, "size": 2, "walltime": 300, "command": ["lu", "--n", "1536", "--r", "192"]},
+    {"kind": "application", "submit": 2, "size": 2, "walltime": 300, "resizable": false,
+     "command": ["tsp", ")" DPS_TSPLIB_DIR R"(/att48.tsp"]}]})";
+  const std::string command = pool.batch("pba-pr", workload);
+  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  pid_t first = -1;
+  ASSERT_EQ(::posix_spawn(&first, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  const auto queue = [&] {
+    return text_of_command(std::string(DPS_CLIENTS) + "/dps-queue --state " + (pool.s.dir / "state-pba-pr").string());
+  };
+  std::string table;
+  for (int k = 0; k < 400 && table.find("\"id\":1,\"nodes\"") == std::string::npos; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    table = queue();
+    if (table.find("\"state\":\"running\"") == std::string::npos) table.clear();
+  }
+  ASSERT_FALSE(table.empty()) << "the stencil never ran";
+  ::kill(first, SIGKILL);
+  ::waitpid(first, nullptr, 0);
+  const Outcome r = pool.run("pba-pr", workload);
+  ASSERT_EQ(r.status, 0) << r.errors;
+  EXPECT_NE(r.errors.find("dps-scheduler: 3 jobs taken back from state-pba-pr/journal.sqlite"), std::string::npos)
+      << r.errors;
+  EXPECT_NE(r.last_line.find("\"jobs\": 3, \"failed\": 0"), std::string::npos) << r.last_line;
+  EXPECT_NE(pool.output("pba-pr", 1).find("\"verified\": true"), std::string::npos) << pool.output("pba-pr", 1);
+  EXPECT_NE(pool.output("pba-pr", 3).find("\"length\": 10628, \"optimal\": 10628"), std::string::npos);
 }
 
 // Cancelled as soon as dps-queue shows it grew: mid-redistribution, or just after. Its processes go,

@@ -97,12 +97,18 @@ int main(int argc, char** argv) {
                                  .listen = listen,
                                  .logs = logs.empty() ? "." : logs,
                                  .gantt = !trace_path.empty(),
-                                 .secret = folder.own_secret()},
+                                 .secret = folder.own_secret(),
+                                 .journal = folder.path() + "/journal.sqlite"},
                                 *policy, classes);
     folder.publish(daemon.address());
+    if (daemon.resumed())
+      std::fprintf(stderr, "dps-scheduler: %zu jobs taken back from %s/journal.sqlite\n", daemon.resumed(),
+                   folder.path().c_str());
     if (workload) {
-      for (const dps::cluster::Job& job : workload->jobs) daemon.submit(job);
+      if (!daemon.resumed())  // else the journal holds this workload, as far as it went
+        for (const dps::cluster::Job& job : workload->jobs) daemon.submit(job);
       daemon.run_until_done();
+      daemon.forget();
     } else {
       std::signal(SIGINT, stop);
       std::signal(SIGTERM, stop);

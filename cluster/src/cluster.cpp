@@ -31,6 +31,27 @@ void Cluster::withdraw(const Job& job) {
   queue_.erase(at);
 }
 
+void Cluster::recall(const Job& job) {
+  records_.push_back(Running{.job = &job, .arrival = records_.size(), .nodes = {}});
+}
+
+void Cluster::start_on(const Job& job, const std::vector<Node>& nodes) {
+  const auto at = std::find(queue_.begin(), queue_.end(), &job);
+  if (at == queue_.end()) throw std::logic_error("job " + std::to_string(job.id) + " is not queued");
+  for (const Node node : nodes)
+    if (node >= busy_.size() || busy_[node])
+      throw std::logic_error("job " + std::to_string(job.id) + ": node " + std::to_string(node) + " is not idle");
+  const auto place = at - queue_.begin();
+  Running& r = records_[queued_arrival_[static_cast<std::size_t>(place)]];
+  queue_.erase(at);
+  queued_arrival_.erase(queued_arrival_.begin() + place);
+  r.start = r.last_point = now_;
+  for (const Node node : nodes) hold(r, node);
+  idle_ -= nodes.size();
+  running_.push_back(&r);
+  by_end_.insert(&r);
+}
+
 void Cluster::start(const Job& job) {
   const auto at = std::find(queue_.begin(), queue_.end(), &job);
   if (at == queue_.end()) throw std::logic_error("job " + std::to_string(job.id) + " is not queued");

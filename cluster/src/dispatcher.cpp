@@ -89,6 +89,25 @@ void Dispatcher::withdraw(const Job& job) {
   ++done_;
 }
 
+void Dispatcher::recall(const Job& job, JobRecord record) {
+  cluster_.recall(job);
+  record.job = &job;
+  records_.push_back(std::move(record));
+  ++done_;
+}
+
+Running& Dispatcher::resume(const Job& job, const std::vector<Node>& nodes, double start) {
+  arrive(job);
+  const double now = cluster_.now_;
+  cluster_.now_ = start;
+  cluster_.start_on(job, nodes);
+  cluster_.now_ = now;
+  Running& r = cluster_.records_.back();
+  record(r).start = start;
+  record(r).sizes.emplace_back(start, nodes.size());
+  return r;
+}
+
 void Dispatcher::sample() {
   if (!options_.gantt) return;
   const Gantt::Sample s{now(), cluster_.nodes() - cluster_.idle(), cluster_.queue().size()};

@@ -194,10 +194,9 @@ bool ReshapeScheduler::harvest(const Cluster& cluster, const Running& job, const
 }
 
 std::size_t ReshapeScheduler::resize(Cluster& cluster, const Running& job, const ResizePoint& point) {
-  Profile& p = profiles_.try_emplace(job.job, job.job->size).first->second;
-  if (p.size() != point.size) throw std::logic_error("ReSHAPE: job " + std::to_string(job.job->id) + " is at " +
-                                                     std::to_string(point.size) + " nodes, its profile says " +
-                                                     std::to_string(p.size()));
+  Profile& p = profiles_.try_emplace(job.job, point.size).first->second;
+  // Resized without this scheduler (its driver restarted and took the job back): profiled from here.
+  if (p.size() != point.size) p = Profile(point.size);
   p.record(point.size, point.iteration_seconds);
   // A growth that did not pay: back to where it came from, which is its sweet spot.
   if (!p.benefited()) {

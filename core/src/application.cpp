@@ -177,10 +177,7 @@ void Application::start(std::unique_ptr<Backend> backend, double checkpoint_ever
   int scheduler = backend_->scheduler_socket();
   if (const char* fd = std::getenv(job_protocol::kFd); scheduler < 0 && fd)
     scheduler = static_cast<int>(whole_number(job_protocol::kFd, fd));
-  if (scheduler >= 0)
-    job_link_ = std::make_unique<JobLink>(
-        scheduler, nodes(), [this] { return now(); }, [this] { return nodes(); },
-        [this](JobLink::Hosts hosts) { backend_->grant_hosts(std::move(hosts)); });
+  if (scheduler >= 0) job_link_ = std::make_unique<JobLink>(scheduler, nodes(), *backend_);
   // Payloads built by main (before calls) follow this application's allocation policy.
   if (!detail::current().runtime) {
     detail::current().runtime = runtime_.get();

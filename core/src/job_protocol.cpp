@@ -61,10 +61,12 @@ std::optional<Message> decode(std::string_view line) {
   Message m;
   const std::string_view kind = words[0];
   bool ok = false;
-  if (kind == "point" && words.size() == 6) {
+  if (kind == "point" && words.size() >= 6) {
     m.kind = Message::Kind::Point;
     ok = number(words[1], m.iteration) && number(words[2], m.nodes) && number(words[3], m.iteration_s) &&
          number(words[4], m.redistribution_s) && number(words[5], m.time);
+    m.hosts.assign(words.begin() + 6, words.end());
+    ok = ok && (m.hosts.empty() || m.hosts.size() == m.nodes);
   } else if (kind == "release" && words.size() >= 3) {
     m.kind = Message::Kind::Release;
     ok = number(words[1], m.nodes) && number(words[2], m.time);

@@ -351,6 +351,13 @@ std::string Membership::released_host(NodeId node) {
   return remote_->host(node);
 }
 
+std::vector<std::string> Membership::held_hosts() const {
+  std::vector<std::string> hosts;
+  if (options_.hosts.empty() || !remote_) return hosts;
+  for (const NodeId node : nodes()) hosts.push_back(remote_->host(node));  // node 0's: the first granted
+  return hosts;
+}
+
 unsigned Membership::cores(NodeId node) const {
   if (node == process_.me) return dps::detail::usable_cpus();
   std::lock_guard lock(process_.mu);

@@ -81,6 +81,7 @@ class Membership {
   // and the host a removed node ran on, once its process ended (at most 10 s after it left).
   void grant(const std::vector<std::string>& hosts);
   std::string released_host(NodeId node);
+  std::vector<std::string> held_hosts() const;  // a cluster job's: a host per live node, node 0's first
   unsigned cores(NodeId node) const;
   long process_id(NodeId node) const;
   void stop();  // tells the others the application ended; returns once they left, or after 5 s

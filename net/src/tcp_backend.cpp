@@ -150,6 +150,8 @@ void TcpBackend::grant_hosts(std::vector<std::string> hosts) { impl_->membership
 
 std::string TcpBackend::released_host(NodeId node) { return impl_->membership.released_host(node); }
 
+std::vector<std::string> TcpBackend::held_hosts() const { return impl_->membership.held_hosts(); }
+
 // A message the network thread delivers to a quick thread is handled right there.
 void TcpBackend::schedule(Thread& thread, Priority priority) {
   if (!impl_->transport.on_network_thread()) return impl_->strands.schedule(thread, priority);

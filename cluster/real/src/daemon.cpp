@@ -18,10 +18,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 namespace dps::cluster {
+
+constexpr const char* kStates[] = {"pending", "queued", "running", "done", "failed", "cancelled"};  // Entry::State's
 
 struct Daemon::Entry {
   Job job;
@@ -82,6 +86,28 @@ int listen_at(const std::string& address, std::string& taken) {
   return fd;
 }
 
+double wall_clock() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A job as a workload's JSON entry, and back (the daemon's classes, `nodes` in its pool): what the
+// journal keeps and what a client submits.
+nlohmann::json workload_entry(const Job& job, const std::vector<JobClass>& classes) {
+  nlohmann::json j{{"kind", "application"},    {"submit", job.submit},       {"size", job.size},
+                   {"walltime", job.walltime}, {"resizable", job.resizable}, {"class", classes.at(job.klass).name},
+                   {"command", job.command}};
+  if (job.max_size) j["max_size"] = job.max_size;
+  return j;
+}
+std::optional<Job> job_of(const nlohmann::json& entry, const std::vector<JobClass>& classes, std::size_t nodes,
+                          const std::string& where) {
+  nlohmann::json workload{{"jobs", nlohmann::json::array({entry})}, {"classes", nlohmann::json::array()}};
+  for (const JobClass& k : classes) workload["classes"].push_back({{"name", k.name}, {"priority", k.priority}});
+  Workload w = from_json(workload.dump(), where, {.nodes = nodes});
+  if (w.jobs.empty()) return std::nullopt;  // wider than the pool: left out
+  return std::move(w.jobs.front());
+}
+
 std::string joined(const std::vector<std::string>& words, char separator) {
   std::string out;
   for (const std::string& w : words) out += (out.empty() ? "" : std::string(1, separator)) + w;
@@ -99,8 +125,24 @@ Daemon::Daemon(DaemonOptions options, Scheduler& scheduler, std::vector<JobClass
   if (options_.listen.starts_with("0.0.0.0:") || options_.listen.starts_with("[::]:"))
     throw std::invalid_argument("--listen needs the address jobs reach the daemon at, not a wildcard: " +
                                 options_.listen);
-  listener_ = listen_at(options_.listen, address_);
   std::filesystem::create_directories(options_.logs);
+  epoch_ = wall_clock();
+  std::vector<Journal::Row> rows;
+  if (!options_.journal.empty()) {
+    journal_ = std::make_unique<Journal>(options_.journal);
+    if (const auto resizes = journal_->value("resizes")) resizes_before_ = std::stoul(*resizes);
+    if (const auto epoch = journal_->value("epoch"))
+      epoch_ = std::stod(*epoch);
+    else
+      journal_->set("epoch", std::to_string(epoch_));
+    // Where it listened: its jobs reconnect there.
+    if (const auto address = journal_->value("address"); address && options_.listen.ends_with(":0"))
+      options_.listen = *address;
+    rows = journal_->rows();
+  }
+  listener_ = listen_at(options_.listen, address_);
+  if (journal_) journal_->set("address", address_);
+  for (const Journal::Row& row : rows) resume(row);
 }
 
 Daemon::~Daemon() {
@@ -108,7 +150,89 @@ Daemon::~Daemon() {
   if (listener_ >= 0) ::close(listener_);
 }
 
-double Daemon::now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+double Daemon::now() const { return wall_clock() - epoch_; }
+
+void Daemon::save(const Entry& e) {
+  if (!journal_) return;
+  Journal::Row row{.id = e.job.id,
+                   .job = workload_entry(e.job, classes_).dump(),
+                   .output = e.output,
+                   .error = e.error,
+                   .state = kStates[static_cast<int>(e.state)],
+                   .secret = e.secret.hex(),
+                   .reason = e.reason,
+                   .pid = 0,
+                   .said_end = e.said_end,
+                   .start = -1,
+                   .end = -1,
+                   .nodes = {},
+                   .sizes = {}};
+  if (e.state != Entry::State::Pending && e.arrival != SIZE_MAX) {
+    const Running& r = dispatcher_.running(e.arrival);
+    const JobRecord& record = dispatcher_.record(r);
+    row.start = record.start;
+    row.end = record.end;
+    row.sizes = record.sizes;
+    if (e.state == Entry::State::Running) {
+      row.nodes = r.nodes;
+      row.pid = e.process ? e.process->pid() : 0;
+    }
+  }
+  journal_->save(row);
+}
+
+// A job of the journal: done, it counts in the figures; waiting, it waits again; running, it is taken
+// back if node 0 still runs (it reconnects at its next resize point), else it failed meanwhile.
+void Daemon::resume(const Journal::Row& row) {
+  auto parsed = job_of(nlohmann::json::parse(row.job), classes_, options_.slots.size(), options_.journal);
+  if (!parsed)
+    throw std::runtime_error(options_.journal + ": job " + std::to_string(row.id) + " is wider than the pool");
+  Job job = std::move(*parsed);
+  job.id = row.id;
+  next_id_ = std::max(next_id_, job.id + 1);
+  Entry& e = entries_.emplace_back();
+  e.output = row.output;
+  e.error = row.error;
+  e.reason = row.reason;
+  e.secret = net::Secret::from_hex(row.secret);
+  e.said_end = row.said_end;
+  ++resumed_;
+  const auto recall = [&](Entry::State state, double end, bool killed) {
+    e.state = state;
+    e.arrival = by_arrival_.size();
+    by_arrival_.push_back(&e);
+    dispatcher_.recall(e.job, JobRecord{.start = row.start, .end = end, .killed = killed, .sizes = row.sizes});
+    ++done_;
+  };
+  if (row.state == "running") {
+    job.size = row.nodes.size();  // where it is now: its scheduler profiles it from there
+    e.job = std::move(job);
+    auto process = std::make_unique<JobProcess>(static_cast<pid_t>(row.pid));
+    if (row.pid > 0 && !process->exited()) {
+      e.state = Entry::State::Running;
+      e.process = std::move(process);
+      e.arrival = by_arrival_.size();
+      by_arrival_.push_back(&e);
+      dispatcher_.advance(now());
+      Running& r = dispatcher_.resume(e.job, row.nodes, row.start);
+      dispatcher_.record(r).sizes = row.sizes;
+    } else if (row.said_end) {  // it ended as the daemon went
+      recall(Entry::State::Done, now(), false);
+    } else {
+      e.reason = "its processes ended while the daemon was away";
+      recall(Entry::State::Failed, now(), true);
+    }
+  } else if (row.state == "done" || row.state == "failed" || row.state == "cancelled") {
+    e.job = std::move(job);
+    recall(row.state == "done"     ? Entry::State::Done
+           : row.state == "failed" ? Entry::State::Failed
+                                   : Entry::State::Cancelled,
+           row.end, row.state != "done");
+  } else {
+    e.job = std::move(job);  // pending or queued: it arrives again
+  }
+  save(e);
+}
 
 void Daemon::submit(Job job) {
   if (job.id == 0 || entry_of(job.id)) job.id = next_id_;
@@ -128,6 +252,7 @@ void Daemon::submit(Job job) {
   const std::string stem = (std::filesystem::path(options_.logs) / ("job-" + std::to_string(e.job.id))).string();
   e.output = stem + ".out";
   e.error = stem + ".err";
+  save(e);
 }
 
 void Daemon::arrivals() {
@@ -137,6 +262,7 @@ void Daemon::arrivals() {
       e.arrival = by_arrival_.size();
       by_arrival_.push_back(&e);
       dispatcher_.arrive(e.job);
+      save(e);
     }
 }
 
@@ -157,6 +283,7 @@ void Daemon::launch(Entry& e, Running& r) {
                    .error = e.error};
   try {
     e.process = std::make_unique<JobProcess>(launch);
+    save(e);
   } catch (const std::exception& error) {
     fail(e, error.what());
   }
@@ -229,7 +356,7 @@ void Daemon::job_message(Connection& c, Entry& e, const std::string& text) {
   }
   if (m->kind == Kind::End) {
     e.said_end = true;
-    return;
+    return save(e);
   }
   if (m->kind == Kind::Release) {
     if (m->nodes >= r.size()) {
@@ -237,7 +364,7 @@ void Daemon::job_message(Connection& c, Entry& e, const std::string& text) {
       e.process->kill();
       return;
     }
-    if (m->hosts.empty()) return dispatcher_.shrink(r, m->nodes);
+    if (m->hosts.empty()) dispatcher_.shrink(r, m->nodes);
     for (const std::string& host : m->hosts) {  // its last node on that host
       const auto at = std::find_if(r.nodes.rbegin(), r.nodes.rend(), [&](Node n) { return options_.slots[n] == host; });
       if (at == r.nodes.rend() || *at == r.nodes.front()) {
@@ -247,8 +374,9 @@ void Daemon::job_message(Connection& c, Entry& e, const std::string& text) {
       }
       dispatcher_.release(r, *at);
     }
-    return;
+    return save(e);
   }
+  if (!m->hosts.empty() && !reconcile(e, r, m->hosts)) return;
   const std::size_t size = r.size();
   if (m->nodes != size) {
     e.reason = "reports " + std::to_string(m->nodes) + " nodes at its resize point; it holds " + std::to_string(size);
@@ -263,9 +391,40 @@ void Daemon::job_message(Connection& c, Entry& e, const std::string& text) {
                                                                       .iteration_seconds = m->iteration_s,
                                                                       .redistribution_seconds = m->redistribution_s})
                                              : size;
+  if (journal_ && target != size) journal_->set("resizes", std::to_string(resizes_before_ + dispatcher_.resizes()));
   job_protocol::Message answer{.kind = Kind::Size, .nodes = target};
   for (std::size_t k = size; k < target; ++k) answer.hosts.push_back(options_.slots[r.nodes[k]]);
   c.write(job_protocol::encode(answer));
+  save(e);
+}
+
+// The hosts a job says it holds at a resize point against those the daemon granted it: a node it gave
+// back in a message lost with a daemon that went away is taken back now. False (the job killed) when
+// it holds one it was not granted.
+bool Daemon::reconcile(Entry& e, Running& r, const std::vector<std::string>& hosts) {
+  std::map<std::string, std::size_t> held;
+  for (const std::string& host : hosts) ++held[host];
+  std::vector<Node> gone;
+  for (const Node node : r.nodes) {
+    auto it = held.find(options_.slots[node]);
+    if (it != held.end() && it->second > 0)
+      --it->second;
+    else
+      gone.push_back(node);
+  }
+  for (const auto& [host, extra] : held)
+    if (extra > 0) {
+      e.reason = "holds host '" + host + "', which the daemon did not grant it";
+      e.process->kill();
+      return false;
+    }
+  if (!gone.empty() && gone.front() == r.nodes.front()) {
+    e.reason = "its node 0 is not on the first host it was granted";
+    e.process->kill();
+    return false;
+  }
+  for (const Node node : gone) dispatcher_.release(r, node);
+  return true;
 }
 
 void Daemon::close(Connection& c) {
@@ -299,6 +458,7 @@ void Daemon::ended(Entry& e, const std::string& how) {
   }
   if (e.link) close(*e.link);
   dispatcher_.end(dispatcher_.running(e.arrival), !clean);
+  save(e);
   ++done_;
 }
 
@@ -324,33 +484,30 @@ void Daemon::serve(double timeout_s) {
   }
 }
 
-void Daemon::step() {
+void Daemon::step(bool batch) {
   dispatcher_.advance(now());
   arrivals();
   for (Running* r : dispatcher_.schedule()) launch(*by_arrival_[r->arrival], *r);
   dispatcher_.sample();
   double next = 0.5;  // at least twice a second: walltimes
+  bool pending = false;
   for (const Entry& e : entries_)
-    if (e.state == Entry::State::Pending) next = std::min(next, e.job.submit - now());
+    if (e.state == Entry::State::Pending) next = std::min(next, e.job.submit - now()), pending = true;
+  const Cluster& c = dispatcher_.cluster();
+  if (batch && !pending && c.running().empty() && !c.queue().empty())
+    throw std::runtime_error("scheduler " + dispatcher_.scheduler().name() + ": leaves " +
+                             std::to_string(c.queue().size()) + " jobs waiting on an idle cluster");
   serve(next);
 }
 
 void Daemon::run_until_done() {
-  while (done_ < entries_.size()) {
-    const Cluster& c = dispatcher_.cluster();
-    const bool pending =
-        std::any_of(entries_.begin(), entries_.end(), [](const Entry& e) { return e.state == Entry::State::Pending; });
-    if (!pending && c.running().empty() && !c.queue().empty())
-      throw std::runtime_error("scheduler " + dispatcher_.scheduler().name() + ": leaves " +
-                               std::to_string(c.queue().size()) + " jobs waiting on an idle cluster");
-    step();
-  }
+  while (done_ < entries_.size()) step(true);
   dispatcher_.advance(now());
   dispatcher_.sample();
 }
 
 void Daemon::serve_until(const volatile std::sig_atomic_t& stop) {
-  while (!stop) step();
+  while (!stop) step(false);
 }
 
 // A client's request, a line; the answer, lines ending with "ok" or one "error REASON".
@@ -362,7 +519,6 @@ void Daemon::client_request(Connection& c, const std::string& text) {
       c.write("ok " + std::to_string(submit_line(rest)) + "\n");
     } else if (verb == "queue") {
       for (const Entry& e : entries_) {
-        static constexpr const char* kStates[] = {"pending", "queued", "running", "done", "failed", "cancelled"};
         const bool arrived =
             e.state != Entry::State::Pending && !(e.state == Entry::State::Cancelled && e.arrival == SIZE_MAX);
         const JobRecord* r = arrived ? &dispatcher_.record(dispatcher_.running(e.arrival)) : nullptr;
@@ -371,7 +527,7 @@ void Daemon::client_request(Connection& c, const std::string& text) {
         std::snprintf(figures, sizeof figures, "job %llu %s %zu %.3f %.3f", static_cast<unsigned long long>(e.job.id),
                       kStates[static_cast<int>(e.state)],
                       r && e.state == Entry::State::Running ? dispatcher_.running(e.arrival).size() : e.job.size,
-                      started - e.job.submit, r && r->start >= 0 ? ended - r->start : 0.0);
+                      r ? started - e.job.submit : 0.0, r && r->start >= 0 ? ended - r->start : 0.0);
         c.write(std::string(figures) + " " + joined(e.job.command, ' ') + "\n");
       }
       c.write("ok\n");
@@ -400,19 +556,18 @@ std::uint64_t Daemon::submit_line(const std::string& text) {
     throw std::invalid_argument("a submission is JSON: {\"job\": {...}, \"output\": FILE, \"error\": FILE}");
   }
   if (!request.is_object() || !request.contains("job")) throw std::invalid_argument("a submission holds a \"job\"");
-  nlohmann::json workload{{"jobs", nlohmann::json::array({request["job"]})}, {"classes", nlohmann::json::array()}};
-  for (const JobClass& k : classes_) workload["classes"].push_back({{"name", k.name}, {"priority", k.priority}});
-  Workload w = from_json(workload.dump(), "the submission", {.nodes = options_.slots.size()});
-  if (w.jobs.empty())  // wider than the pool: left out
+  auto parsed = job_of(request["job"], classes_, options_.slots.size(), "the submission");
+  if (!parsed)
     throw std::invalid_argument("the job asks " + request["job"].value("size", nlohmann::json(0)).dump() +
                                 " nodes, the pool has " + std::to_string(options_.slots.size()));
-  Job job = std::move(w.jobs.front());
+  Job job = std::move(*parsed);
   job.submit = now();
   job.id = 0;
   submit(std::move(job));
   Entry& e = entries_.back();
   for (auto [key, file] : {std::pair{"output", &e.output}, std::pair{"error", &e.error}})
     if (request.contains(key) && request[key].is_string()) *file = request[key].get<std::string>();
+  save(e);
   return e.job.id;
 }
 
@@ -423,11 +578,13 @@ void Daemon::cancel(Entry& e) {
       e.state = Entry::State::Cancelled;
       e.arrival = SIZE_MAX;
       ++done_;
+      save(e);
       break;
     case Entry::State::Queued:
       e.state = Entry::State::Cancelled;
       dispatcher_.withdraw(e.job);
       ++done_;
+      save(e);
       break;
     case Entry::State::Running:
       if (e.process) e.process->kill();  // its end comes as its process's: its hosts are freed then
@@ -436,8 +593,13 @@ void Daemon::cancel(Entry& e) {
   }
 }
 
+void Daemon::forget() {
+  if (journal_) journal_->clear();
+}
+
 Daemon::Outcome Daemon::outcome() const {
   Outcome o{dispatcher_.results(classes_, 10), 0, 0, {}};
+  o.results.resizes += resizes_before_;
   for (const Entry& e : entries_)
     if (e.state == Entry::State::Cancelled) {
       ++o.cancelled;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "job_process.hpp"
+#include "journal.hpp"
 
 #include <dps/cluster/dispatcher.hpp>
 #include <dps/cluster/scheduler.hpp>
@@ -28,6 +29,7 @@ struct DaemonOptions {
   std::string logs = ".";              // jobs' output when they name none: job-ID.out, job-ID.err
   bool gantt = false;                  // keep the Gantt chart, for write_trace
   net::Secret secret = net::Secret::generate();  // the cluster's: what its clients prove they hold
+  std::string journal;  // its SQLite journal (empty: none): a daemon started on one goes on from it
 };
 
 class Daemon {
@@ -37,7 +39,9 @@ class Daemon {
 
   // HOST:PORT it listens at (the port chosen when 0 was asked).
   const std::string& address() const noexcept { return address_; }
-  // A job that arrives `job.submit` seconds after the daemon started. Throws std::invalid_argument
+  // The jobs it took back from its journal (done, running or waiting): 0 for a fresh start.
+  std::size_t resumed() const noexcept { return resumed_; }
+  // A job that arrives `job.submit` seconds after the daemon (first) started. Throws std::invalid_argument
   // with one line when it cannot ever run (more nodes than the pool, not a program).
   void submit(Job job);
   // Serves until every job submitted is done (ended, failed, cancelled or killed at its walltime).
@@ -51,6 +55,7 @@ class Daemon {
     std::vector<std::string> reasons;  // "job 3: exited with status 2: stencil: --n expects ..."
   };
   Outcome outcome() const;
+  void forget();  // empties its journal: the workload it held is over
   const Gantt& gantt() const noexcept { return dispatcher_.gantt(); }
 
  private:
@@ -65,9 +70,14 @@ class Daemon {
   void line(Connection& c, const std::string& text);
   void job_message(Connection& c, Entry& e, const std::string& text);
   void client_request(Connection& c, const std::string& text);
+  bool reconcile(Entry& e, Running& r, const std::vector<std::string>& hosts);
   std::uint64_t submit_line(const std::string& json);
   void cancel(Entry& e);
-  void step();  // the scheduler acts on what happened, then the loop waits for more
+  // The scheduler acts on what happened, then the loop waits for more. In a batch, jobs left waiting
+  // on an idle cluster are the scheduler's error.
+  void step(bool batch);
+  void resume(const Journal::Row& row);
+  void save(const Entry& e);  // in the journal
   void ended(Entry& e, const std::string& how);
   void fail(Entry& e, const std::string& why);
   void close(Connection& c);
@@ -77,7 +87,10 @@ class Daemon {
   DaemonOptions options_;
   Dispatcher dispatcher_;
   std::vector<JobClass> classes_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::unique_ptr<Journal> journal_;
+  double epoch_ = 0;  // the wall-clock second of the daemon's time 0 (its first start's)
+  std::size_t resumed_ = 0;
+  std::size_t resizes_before_ = 0;  // by the daemon before it restarted
   int listener_ = -1;
   std::string address_;
   std::deque<Entry> entries_;       // in submit order

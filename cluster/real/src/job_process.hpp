@@ -34,7 +34,8 @@ class JobProcess {
 
   pid_t pid() const noexcept { return pid_; }
   int watch_fd() const noexcept { return pidfd_; }  // readable once it exited (-1: poll exited())
-  // How it ended ("exited with status 1"; "" for a clean exit), or nullopt while it runs.
+  // How it ended ("exited with status 1"; "" for a clean exit, or one not the daemon's child), or
+  // nullopt while it runs.
   std::optional<std::string> exited();
   void kill();  // its session: node 0 and what it started
 

@@ -59,12 +59,14 @@ class Backend {
   // an application that may grow again keeps the nodes it cannot get back.
   virtual bool can_add_nodes() const { return true; }
   // Run as a job of a real cluster's scheduler (dps-scheduler, job_protocol.hpp): the socket to it,
-  // connected and authenticated (-1: not such a job; a simulated cluster's job finds its socket in
-  // DPS_CLUSTER_FD); the hosts a growth was granted on, where the next nodes start; and the host of a
-  // removed node, once its process ended. Backends without hosts have none of these.
+  // connected and authenticated, and again when it went away (a daemon restarting; -1: not such a
+  // job; a simulated cluster's job finds its socket in DPS_CLUSTER_FD); the hosts a growth was granted on, where the
+  // next nodes start; and the host of a removed node, once its process ended. Backends without hosts have none of
+  // these.
   virtual int scheduler_socket() { return -1; }
   virtual void grant_hosts(std::vector<std::string> hosts) { (void)hosts; }
   virtual std::string released_host(NodeId node) { return (void)node, std::string(); }
+  virtual std::vector<std::string> held_hosts() const { return {}; }  // a host per live node, node 0's first
 
   // --- execution ---
   // `thread` has work: call thread.run(budget) on its node until it returns false; run(1) is one atomic

@@ -5,7 +5,9 @@
 // DPS_CLUSTER_ADDRESS as job DPS_CLUSTER_JOB (proving it holds the job's DPS_SECRET) and starts on the
 // hosts of DPS_CLUSTER_HOSTS, node 0 on the first. Times are the job's seconds since it started
 // (simulated seconds in a simulation). Hosts are named on a real cluster only.
-//   job -> cluster:  "point ITERATION NODES ITERATION_S REDISTRIBUTION_S TIME"   a resize point: the answer follows
+//   job -> cluster:  "point ITERATION NODES ITERATION_S REDISTRIBUTION_S TIME [HOST...]"   a resize point (the hosts it
+//                                                                                holds, node 0's first): the answer
+//                                                                                follows
 //                    "release NODES TIME [HOST...]"                               it gave back nodes (their processes
 //                    ended) "end TIME"                                                   it is done
 //   cluster -> job:  "size NODES [HOST...]"                                       go on with this many (a growth: on

@@ -73,6 +73,8 @@ class Cluster {
   friend class Dispatcher;
   void enqueue(const Job& job);                // it arrived (kept by reference)
   void withdraw(const Job& job);               // it leaves the queue without running
+  void recall(const Job& job);                 // it ran before the driver restarted: a record, nothing held
+  void start_on(const Job& job, const std::vector<Node>& nodes);  // a queued job on these idle nodes
   void hold(Running& r, Node node);            // an idle node becomes the job's
   void release(const Running& r, Node node);   // ... idle again (its Gantt segment kept)
   void give(Running& r, std::size_t n);  // n more nodes

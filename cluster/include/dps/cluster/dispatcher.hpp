@@ -46,12 +46,17 @@ class Dispatcher {
   void release(Running& job, Node node);         // it gave back that one
   void end(Running& job, bool killed);           // it left (killed: at its walltime, or failed)
   void withdraw(const Job& job);                 // a queued job cancelled: it waited, never ran
+  // A driver that restarted: a job that ended before (its record as it was), and one that still runs
+  // on these nodes since `start` (its scheduler hears of it at its next resize point).
+  void recall(const Job& job, JobRecord record);
+  Running& resume(const Job& job, const std::vector<Node>& nodes, double start);
   void sample();  // the cluster's state now, for the chart (after an instant that may change it)
 
   JobRecord& record(const Running& job) { return records_[job.arrival]; }
   Running& running(std::size_t arrival) { return cluster_.records_[arrival]; }
   std::size_t arrived() const noexcept { return records_.size(); }
   std::size_t done() const noexcept { return done_; }
+  std::size_t resizes() const noexcept { return resizes_; }
   const Gantt& gantt() const noexcept { return gantt_; }
 
   // The figures over every job that arrived (they are all done), in arrival order: the Results a

@@ -80,6 +80,7 @@ class TcpBackend final : public Backend {
   int scheduler_socket() override;  // DPS_CLUSTER_ADDRESS's, as job DPS_CLUSTER_JOB
   void grant_hosts(std::vector<std::string> hosts) override;
   std::string released_host(NodeId node) override;
+  std::vector<std::string> held_hosts() const override;
   void schedule(Thread& thread, Priority priority) override;
   void send(NodeId from, Thread& to, Envelope* e) override;
   bool migrate(Thread& thread, NodeId to, std::string state, std::function<void(std::exception_ptr)> arrived) override;
