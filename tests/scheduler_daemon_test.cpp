@@ -133,6 +133,33 @@ TEST(SchedulerDaemon, ThreeJobsEndRightUnderEachSchedulerAndNoNodeIsHeldTwice) {
   }
 }
 
+// --predict: the same workload under a scheduler of the same name in the simulated cluster, its -sim
+// programs on the model; its figures beside the real ones, its Gantt chart beside the real one.
+TEST(SchedulerDaemon, APredictionOfTheWorkloadComesBesideTheRealRun) {
+  Pool pool;
+  const std::string workload = R"({"jobs": [
+    {"kind": "application", "submit": 0, "size": 2, "walltime": 300, "command": ["stencil", "--n", "512", "--iterations", "100"]},
+    {"kind": "application", "submit": 0.1, "size": 3, "walltime": 300, "resizable": false,
+     "command": ["tsp", ")" DPS_TSPLIB_DIR R"(/gr17.tsp"]}]})";
+  std::system((pool.batch("easy", workload) + " --predict " DPS_MODELS_DIR "/gigabit-32.json").c_str());
+  const std::string last = last_line(text_of(pool.s.dir / "out-easy"));
+  double real = 0, predicted = 0, turnaround = 0;
+  ASSERT_EQ(std::sscanf(last.c_str() + last.find("\"makespan_s\""), "\"makespan_s\": %lf", &real), 1) << last;
+  ASSERT_EQ(
+      std::sscanf(last.c_str() + last.find("\"predicted_makespan_s\""),
+                  "\"predicted_makespan_s\": %lf, \"predicted_mean_wait_s\": %*f, \"predicted_mean_turnaround_s\": %lf",
+                  &predicted, &turnaround),
+      2)
+      << last;
+  EXPECT_GT(real, 0);
+  EXPECT_GT(predicted, 0);
+  EXPECT_GT(turnaround, 0);
+  const trace::Trace t = trace::read((pool.s.dir / "easy-predicted.dpstrace").string());
+  EXPECT_EQ(t.info_value("clock"), "simulated");
+  EXPECT_EQ(t.info_value("scheduler"), "easy");
+  EXPECT_EQ(trace::read((pool.s.dir / "easy.dpstrace").string()).info_value("clock"), "real");
+}
+
 TEST(SchedulerDaemon, AJobThatFailsFreesItsHostsForTheNext) {
   Pool pool;
   const Outcome r = pool.run("fcfs", R"({"nodes": 4, "jobs": [

@@ -4,7 +4,9 @@
 // its state folder's secret submit, list and cancel jobs (dps-submit, dps-queue, dps-cancel); with
 // --workload it runs a workload of application jobs to its end, else it serves until SIGINT or
 // SIGTERM. The last line is JSON: jobs, failed, cancelled, makespan_s, mean_wait_s,
-// mean_turnaround_s, utilization, resizes.
+// mean_turnaround_s, utilization, resizes; with --predict MODEL, the same workload under the same
+// scheduler simulated by dps-cluster's engine on that model adds predicted_makespan_s,
+// predicted_mean_wait_s and predicted_mean_turnaround_s.
 //
 //   dps-scheduler --hostfile hosts --scheduler pba-pr --workload jobs.json --trace real.dpstrace
 //   dps-scheduler --hostfile hosts --scheduler easy --listen head:7700 &   dps-submit -- lu --n 4096
@@ -16,8 +18,10 @@
 #include <dps/cluster/hostlist.hpp>
 #include <dps/cluster/reshape.hpp>
 #include <dps/cluster/schedulers.hpp>
+#include <dps/cluster/simulation.hpp>
 #include <dps/cluster/workload.hpp>
 #include <dps/net/launcher.hpp>
+#include <dps/sim/model.hpp>
 
 #include <algorithm>
 #include <csignal>
@@ -51,12 +55,32 @@ std::vector<dps::cluster::JobClass> parse_classes(const std::string& text) {
   return classes;
 }
 
+// The workload's prediction: its jobs' -sim programs (each application builds PROGRAM and
+// PROGRAM-sim) under a scheduler of the same name, on `model`; their output in logs/predicted.
+dps::cluster::Results predict(dps::cluster::Workload workload, const std::string& scheduler, double threshold,
+                              const std::string& model, const std::string& logs, const std::string& trace) {
+  for (dps::cluster::Job& job : workload.jobs) job.command.front() += "-sim";
+  const auto policy = dps::cluster::scheduler_from_options(scheduler, threshold);
+  dps::cluster::Simulation simulation(
+      workload, *policy, {.gantt = !trace.empty(), .model = model, .logs = (logs.empty() ? "." : logs) + "/predicted"});
+  dps::cluster::Results results = simulation.run();
+  if (!trace.empty())
+    dps::cluster::write_trace(simulation.gantt(), results, trace, {.program = "dps-scheduler --predict"});
+  return results;
+}
+
+// FILE.dpstrace -> FILE-predicted.dpstrace
+std::string predicted_trace(const std::string& trace) {
+  const std::string stem = trace.ends_with(".dpstrace") ? trace.substr(0, trace.size() - 9) : trace;
+  return stem + "-predicted.dpstrace";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return dps::run_main("dps-scheduler", [&] {
     std::string hostfile, scheduler = "easy", workload_path, listen = "127.0.0.1:0", logs, trace_path, state,
-                          class_list;
+                          class_list, model;
     double threshold = 0;
     dps::Cli cli("dps-scheduler",
                  "Schedules real DPS programs on a pool of hosts: starts them, resizes them, frees their hosts.");
@@ -68,6 +92,9 @@ int main(int argc, char** argv) {
                 "ReSHAPE's schedulers: the expand potential a job needs to grow (default 0.2)")
         .option("--workload", workload_path,
                 "run these application jobs (dps-cluster's JSON, real programs) to their end, then exit")
+        .option("--predict", model,
+                "MODEL  with --workload: simulate it too, under the same scheduler, on this cluster model "
+                "(calibrate's, of these hosts); the trace's prediction in FILE-predicted.dpstrace")
         .option("--listen", listen,
                 "HOST:PORT where jobs and clients reach the daemon (default 127.0.0.1 and any port)")
         .option("--state", state,
@@ -90,6 +117,16 @@ int main(int argc, char** argv) {
       workload = dps::cluster::load_workload(workload_path, {.nodes = slots.size(), .strict = true});
       if (workload->jobs.empty()) throw std::runtime_error(workload_path + ": no job to run");
       classes = workload->classes;
+      for (const dps::cluster::Job& job : workload->jobs)
+        dps::cluster::Daemon::check(job, slots.size());  // before any state
+    }
+    if (!model.empty() && !workload)
+      throw std::invalid_argument("--predict goes with --workload: it simulates that workload");
+    if (!model.empty()) {
+      const auto m = dps::sim::ClusterModel::load(model);
+      if (m.node_count() < slots.size())
+        throw std::invalid_argument("--predict " + model + " has " + std::to_string(m.node_count()) +
+                                    " nodes, the pool " + std::to_string(slots.size()));
     }
     const dps::cluster::StateFolder folder(state);
     dps::cluster::Daemon daemon({.slots = slots,
@@ -122,13 +159,24 @@ int main(int argc, char** argv) {
       dps::cluster::write_trace(daemon.gantt(), o.results, trace_path,
                                 {.program = "dps-scheduler", .simulated = false});
     const auto& r = o.results;
+    std::string prediction;
+    if (!model.empty()) {
+      const auto p =
+          predict(*workload, scheduler, threshold, model, logs, trace_path.empty() ? "" : predicted_trace(trace_path));
+      char figures[200];
+      std::snprintf(
+          figures, sizeof figures,
+          ", \"predicted_makespan_s\": %.6g, \"predicted_mean_wait_s\": %.6g, \"predicted_mean_turnaround_s\": %.6g",
+          p.makespan_s, p.mean_wait_s, p.mean_completion_s);
+      prediction = figures;
+    }
     std::printf(
         "{\"scheduler\": \"%s\", \"hosts\": %zu, \"jobs\": %zu, \"failed\": %zu, \"cancelled\": %zu, \"makespan_s\": "
         "%.6g, "
         "\"mean_wait_s\": %.6g, \"mean_turnaround_s\": %.6g, \"mean_execution_s\": %.6g, \"utilization\": %.4f, "
-        "\"resizes\": %zu}\n",
+        "\"resizes\": %zu%s}\n",
         r.scheduler.c_str(), r.nodes, r.jobs.size(), o.failed, o.cancelled, r.makespan_s, r.mean_wait_s,
-        r.mean_completion_s, r.mean_execution_s, r.utilization, r.resizes);
+        r.mean_completion_s, r.mean_execution_s, r.utilization, r.resizes, prediction.c_str());
     return o.failed ? 1 : 0;
   });
 }

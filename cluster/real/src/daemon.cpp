@@ -135,10 +135,10 @@ Daemon::Daemon(DaemonOptions options, Scheduler& scheduler, std::vector<JobClass
       epoch_ = std::stod(*epoch);
     else
       journal_->set("epoch", std::to_string(epoch_));
-    // Where it listened: its jobs reconnect there.
-    if (const auto address = journal_->value("address"); address && options_.listen.ends_with(":0"))
-      options_.listen = *address;
     rows = journal_->rows();
+    // Where it listened, when it has jobs to take back: they reconnect there.
+    if (const auto address = journal_->value("address"); address && !rows.empty() && options_.listen.ends_with(":0"))
+      options_.listen = *address;
   }
   listener_ = listen_at(options_.listen, address_);
   if (journal_) journal_->set("address", address_);
@@ -234,19 +234,23 @@ void Daemon::resume(const Journal::Row& row) {
   save(e);
 }
 
-void Daemon::submit(Job job) {
-  if (job.id == 0 || entry_of(job.id)) job.id = next_id_;
-  next_id_ = std::max(next_id_, job.id + 1);
+void Daemon::check(const Job& job, std::size_t pool) {
   const std::string what = "job " + std::to_string(job.id);
   if (job.kind != JobKind::Application)
     throw std::invalid_argument(what + " is " + describe(job.kind) +
                                 ": dps-scheduler runs programs (application jobs)");
-  if (job.size > options_.slots.size())
+  if (job.size > pool)
     throw std::invalid_argument(what + " asks " + std::to_string(job.size) + " nodes, the pool has " +
-                                std::to_string(options_.slots.size()));
+                                std::to_string(pool));
   const std::string program = program_path(job.command.front());
   if (program.find('/') == std::string::npos || ::access(program.c_str(), X_OK) != 0)
     throw std::invalid_argument(what + ": no program '" + job.command.front() + "' here or in the project's build");
+}
+
+void Daemon::submit(Job job) {
+  if (job.id == 0 || entry_of(job.id)) job.id = next_id_;
+  next_id_ = std::max(next_id_, job.id + 1);
+  check(job, options_.slots.size());
   Entry& e = entries_.emplace_back();
   e.job = std::move(job);
   const std::string stem = (std::filesystem::path(options_.logs) / ("job-" + std::to_string(e.job.id))).string();
@@ -394,8 +398,8 @@ void Daemon::job_message(Connection& c, Entry& e, const std::string& text) {
   if (journal_ && target != size) journal_->set("resizes", std::to_string(resizes_before_ + dispatcher_.resizes()));
   job_protocol::Message answer{.kind = Kind::Size, .nodes = target};
   for (std::size_t k = size; k < target; ++k) answer.hosts.push_back(options_.slots[r.nodes[k]]);
+  save(e);  // first: a daemon that dies now has granted only what a job may hold (reconciled at its next point)
   c.write(job_protocol::encode(answer));
-  save(e);
 }
 
 // The hosts a job says it holds at a resize point against those the daemon granted it: a node it gave

@@ -41,6 +41,9 @@ class Daemon {
   const std::string& address() const noexcept { return address_; }
   // The jobs it took back from its journal (done, running or waiting): 0 for a fresh start.
   std::size_t resumed() const noexcept { return resumed_; }
+  // Throws std::invalid_argument with one line when `job` can never run on a pool of `pool` nodes (wider,
+  // not a program, its program not found).
+  static void check(const Job& job, std::size_t pool);
   // A job that arrives `job.submit` seconds after the daemon (first) started. Throws std::invalid_argument
   // with one line when it cannot ever run (more nodes than the pool, not a program).
   void submit(Job job);
