@@ -33,13 +33,6 @@ struct Outcome {
   trace::Trace trace;
 };
 
-std::string text_of(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string text_of_command(const std::string& command) {
   std::string out;
   if (FILE* p = ::popen(command.c_str(), "r")) {
@@ -48,14 +41,6 @@ std::string text_of_command(const std::string& command) {
     ::pclose(p);
   }
   return out;
-}
-
-std::string last_line(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
 }
 
 struct Pool {
@@ -75,14 +60,14 @@ struct Pool {
   Outcome run(const std::string& scheduler, const std::string& workload) const {
     Outcome r;
     r.status = WEXITSTATUS(std::system(batch(scheduler, workload).c_str()));
-    r.last_line = last_line(text_of(s.dir / ("out-" + scheduler)));
-    r.errors = text_of(s.dir / ("err-" + scheduler));
+    r.last_line = test::last_line(s.read("out-" + scheduler));
+    r.errors = s.read("err-" + scheduler);
     if (const auto trace = s.dir / (scheduler + ".dpstrace"); std::filesystem::exists(trace))
       r.trace = trace::read(trace.string());
     return r;
   }
   std::string output(const std::string& scheduler, int job) const {
-    return last_line(text_of(s.dir / ("logs-" + scheduler) / ("job-" + std::to_string(job) + ".out")));
+    return test::last_line(s.read("logs-" + scheduler + "/job-" + std::to_string(job) + ".out"));
   }
 };
 
@@ -142,7 +127,7 @@ TEST(SchedulerDaemon, APredictionOfTheWorkloadComesBesideTheRealRun) {
     {"kind": "application", "submit": 0.1, "size": 3, "walltime": 300, "resizable": false,
      "command": ["tsp", ")" DPS_TSPLIB_DIR R"(/gr17.tsp"]}]})";
   std::system((pool.batch("easy", workload) + " --predict " DPS_MODELS_DIR "/gigabit-32.json").c_str());
-  const std::string last = last_line(text_of(pool.s.dir / "out-easy"));
+  const std::string last = test::last_line(pool.s.read("out-easy"));
   double real = 0, predicted = 0, turnaround = 0;
   ASSERT_EQ(std::sscanf(last.c_str() + last.find("\"makespan_s\""), "\"makespan_s\": %lf", &real), 1) << last;
   ASSERT_EQ(
@@ -197,7 +182,7 @@ struct Serving {
     const std::string command = "cd " + pool.s.dir.string() + " && " + DPS_CLIENTS + std::string("/") + tool +
                                 " --state " + state + " " + args + " > " + out.string() + " 2>&1";
     const int status = WEXITSTATUS(std::system(command.c_str()));
-    return {status, text_of(out)};
+    return {status, pool.s.read("client.out")};
   }
   std::string state_of(int id) const {  // in dps-queue's table
     std::istringstream table(client("dps-queue", "").second);
@@ -213,7 +198,7 @@ struct Serving {
     ::kill(pid, SIGTERM);
     ::waitpid(pid, nullptr, 0);
     pid = -1;
-    return last_line(text_of(pool.s.dir / "serving.out"));
+    return test::last_line(pool.s.read("serving.out"));
   }
 };
 
@@ -222,10 +207,10 @@ TEST(SchedulerDaemon, ClientsSubmitListAndCancelAndAStrangerIsRefused) {
   Serving daemon(pool, "easy");
   const auto [submitted, id] = daemon.client("dps-submit", "--nodes 3 -- stencil --n 1024 --iterations 100000");
   ASSERT_EQ(submitted, 0) << id;
-  EXPECT_EQ(last_line(id), "{\"id\": 1}");
-  EXPECT_EQ(last_line(daemon.client("dps-submit", "--nodes 2 -- tsp " DPS_TSPLIB_DIR "/att48.tsp").second),
+  EXPECT_EQ(test::last_line(id), "{\"id\": 1}");
+  EXPECT_EQ(test::last_line(daemon.client("dps-submit", "--nodes 2 -- tsp " DPS_TSPLIB_DIR "/att48.tsp").second),
             "{\"id\": 2}");
-  EXPECT_EQ(last_line(daemon.client("dps-submit", "--nodes 1 -- tsp " DPS_TSPLIB_DIR "/gr17.tsp").second),
+  EXPECT_EQ(test::last_line(daemon.client("dps-submit", "--nodes 1 -- tsp " DPS_TSPLIB_DIR "/gr17.tsp").second),
             "{\"id\": 3}");
   for (int k = 0; k < 400 && daemon.state_of(3) != "done"; ++k)
     std::this_thread::sleep_for(std::chrono::milliseconds(25));

@@ -16,21 +16,6 @@
 namespace dps::test {
 namespace {
 
-std::string text_of(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string last_line(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
-}
-
 TEST(SchedulerNetns, JobsRunOnTheHostsTheDaemonGrantsAcrossNamespaces) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root for network namespaces, tc and cgroups (CI runs it as root)";
   NetnsCluster cluster(4, 1000, 50, "dpss-");
@@ -56,12 +41,11 @@ TEST(SchedulerNetns, JobsRunOnTheHostsTheDaemonGrantsAcrossNamespaces) {
   const int status = shell(command, out);
   ASSERT_EQ(status, 0) << out;
   EXPECT_NE(last_line(out).find("\"jobs\": 2, \"failed\": 0"), std::string::npos) << out;
-  EXPECT_NE(last_line(text_of(files.dir / "logs" / "job-1.out")).find("\"verified\": true"), std::string::npos);
-  EXPECT_NE(last_line(text_of(files.dir / "logs" / "job-2.out")).find("\"length\": 2085, \"optimal\": 2085"),
-            std::string::npos);
+  EXPECT_NE(last_line(files.read("logs/job-1.out")).find("\"verified\": true"), std::string::npos);
+  EXPECT_NE(last_line(files.read("logs/job-2.out")).find("\"length\": 2085, \"optimal\": 2085"), std::string::npos);
   // Only pool hosts, more than one.
   std::set<std::string> reached;
-  std::istringstream log(text_of(files.dir / "reached"));
+  std::istringstream log(files.read("reached"));
   for (std::string host; std::getline(log, host);) reached.insert(host);
   EXPECT_GE(reached.size(), 2u) << "the stencil grew onto a second host";
   for (const std::string& host : reached)

@@ -40,4 +40,13 @@ struct Scratch {
   }
 };
 
+// The last line that is not empty of a program's output: its JSON, by the project's convention.
+inline std::string last_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
 }  // namespace dps::test

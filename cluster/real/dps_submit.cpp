@@ -16,11 +16,8 @@
 
 int main(int argc, char** argv) {
   return dps::run_main("dps-submit", [&] {
-    std::vector<std::string> options(argv + 1, argv + argc), command;
-    if (const auto dashes = std::find(options.begin(), options.end(), "--"); dashes != options.end()) {
-      command.assign(dashes + 1, options.end());
-      options.erase(dashes, options.end());
-    }
+    std::vector<std::string> options(argv + 1, argv + argc);
+    const std::vector<std::string> command = dps::words_after_dashes(options);
     std::string state, priority, output, error;
     long nodes = 0, min = 0, max = 0;
     double walltime = 3600;

@@ -1,11 +1,12 @@
 // Command-line parsing shared by the executables.
 #include "dps/cli.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cctype>
-#include <sstream>
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 
 namespace dps {
@@ -97,6 +98,14 @@ bool Cli::parse(const std::vector<std::string>& args, const std::string& more) c
         found->target);
   }
   return true;
+}
+
+std::vector<std::string> words_after_dashes(std::vector<std::string>& args) {
+  const auto dashes = std::find(args.begin(), args.end(), "--");
+  if (dashes == args.end()) return {};
+  std::vector<std::string> words(dashes + 1, args.end());
+  args.erase(dashes, args.end());
+  return words;
 }
 
 }  // namespace dps

@@ -72,6 +72,10 @@ long whole_number(const std::string& option, const std::string& text);
 // 100, 2): `form` names them in errors ("ITERATION:THREADS"). Throws std::invalid_argument.
 std::map<long, long> resize_points(const std::string& option, const std::string& text, const std::string& form);
 
+// The words after "--" in `args` (a program and its arguments, as `dps-submit --nodes 2 -- lu --n 512`
+// gives them), taken out of `args` with the "--"; empty without one.
+std::vector<std::string> words_after_dashes(std::vector<std::string>& args);
+
 // Runs `body`; an exception becomes "program: reason" on stderr and exit code 2.
 template <class F>
 int run_main(const char* program, F&& body) {
