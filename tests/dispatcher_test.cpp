@@ -1,6 +1,7 @@
 // The dispatcher both cluster drivers share: what a scheduler does through it reaches the driver (a job
 // started at a resize point too), its answers are checked, and each job's record follows its sizes.
 #include <dps/cluster/dispatcher.hpp>
+#include <dps/cluster/what_if.hpp>
 
 #include <gtest/gtest.h>
 
@@ -81,6 +82,28 @@ TEST(Dispatcher, ResultsFollowEachJobsSizesAndEnd) {
   EXPECT_DOUBLE_EQ(r.utilization, 60.0 / 80.0);
   EXPECT_EQ(d.gantt().segments.size(), 4u);  // each node's time with the job, released at its end
   EXPECT_EQ(d.gantt().resizes.size(), 2u);   // the two nodes of the growth
+}
+
+// WhatIf keeps back a growth the forecast says will not pay, and one it cannot tell yet.
+TEST(Dispatcher, WhatIfGrowsOnlyWhereTheForecastSaysItPays) {
+  Harvester greedy;
+  greedy.grow = 1;
+  bool known = false;
+  WhatIf guided(greedy, [&](const Job&, std::size_t nodes) -> std::optional<double> {
+    if (!known) return std::nullopt;
+    return nodes <= 2 ? 10.0 / static_cast<double>(nodes) : 5.0;  // no gain past 2 nodes
+  });
+  Dispatcher d(4, guided, {});
+  const Job a = job(1, 1);
+  d.arrive(a);
+  d.schedule();
+  Running& r = d.running(0);
+  EXPECT_EQ(d.resize(r, {.iteration = 1, .size = 1}), 1u) << "not known yet: it waits";
+  known = true;
+  EXPECT_EQ(d.resize(r, {.iteration = 2, .size = 1}), 2u) << "10 s -> 5 s pays";
+  EXPECT_EQ(d.resize(r, {.iteration = 3, .size = 2}), 2u) << "5 s -> 5 s does not";
+  EXPECT_EQ(guided.refused(), 2u);
+  EXPECT_EQ(d.cluster().idle(), 2u);
 }
 
 }  // namespace

@@ -145,6 +145,30 @@ TEST(SchedulerDaemon, APredictionOfTheWorkloadComesBesideTheRealRun) {
   EXPECT_EQ(trace::read((pool.s.dir / "easy.dpstrace").string()).info_value("clock"), "real");
 }
 
+// --what-if: greedy-r grows a stencil into every idle host; asked first, the simulator says a 128-point
+// grid over Fast Ethernet gains nothing from a second node (no growth), a 2048-point one over gigabit
+// does (it grows once its forecasts are in).
+TEST(SchedulerDaemon, WhatIfGrowsAJobOnlyWhereItsPredictionPays) {
+  Pool pool;
+  const auto run = [&](const std::string& n, const std::string& iterations, const std::string& model) {
+    const std::string workload =
+        R"({"jobs": [{"kind": "application", "submit": 0, "size": 1, "max_size": 3, "walltime": 300,
+      "command": ["stencil", "--n", ")" +
+        n + R"(", "--iterations", ")" + iterations + R"(", "--resize-every", "30"]}]})";
+    std::system((pool.batch("greedy-r", workload) + " --what-if " DPS_MODELS_DIR "/" + model).c_str());
+    return test::last_line(pool.s.read("out-greedy-r"));
+  };
+  const std::string tiny = run("128", "6000", "fast-ethernet-32.json");
+  EXPECT_NE(tiny.find("\"failed\": 0"), std::string::npos) << tiny;
+  EXPECT_NE(tiny.find("\"resizes\": 0, \"refused_growths\": "), std::string::npos) << tiny;
+  EXPECT_EQ(tiny.find("\"refused_growths\": 0"), std::string::npos) << "greedy-r asked to grow it: " << tiny;
+  const std::string big = run("2048", "600", "gigabit-32.json");
+  EXPECT_NE(big.find("\"failed\": 0"), std::string::npos) << big;
+  if (test::kMeasures) {  // its forecasts come in time when the build is not a sanitizer's
+    EXPECT_EQ(big.find("\"resizes\": 0,"), std::string::npos) << big;
+  }
+}
+
 TEST(SchedulerDaemon, AJobThatFailsFreesItsHostsForTheNext) {
   Pool pool;
   const Outcome r = pool.run("fcfs", R"({"nodes": 4, "jobs": [

@@ -80,7 +80,7 @@ std::string predicted_trace(const std::string& trace) {
 int main(int argc, char** argv) {
   return dps::run_main("dps-scheduler", [&] {
     std::string hostfile, scheduler = "easy", workload_path, listen = "127.0.0.1:0", logs, trace_path, state,
-                          class_list, model;
+                          class_list, model, what_if;
     double threshold = 0;
     dps::Cli cli("dps-scheduler",
                  "Schedules real DPS programs on a pool of hosts: starts them, resizes them, frees their hosts.");
@@ -95,6 +95,9 @@ int main(int argc, char** argv) {
         .option("--predict", model,
                 "MODEL  with --workload: simulate it too, under the same scheduler, on this cluster model "
                 "(calibrate's, of these hosts); the trace's prediction in FILE-predicted.dpstrace")
+        .option("--what-if", what_if,
+                "MODEL  before a growth, predict the job on this model (its -sim program, partial direct "
+                "execution) at both sizes, and grow only where it pays")
         .option("--listen", listen,
                 "HOST:PORT where jobs and clients reach the daemon (default 127.0.0.1 and any port)")
         .option("--state", state,
@@ -135,7 +138,8 @@ int main(int argc, char** argv) {
                                  .logs = logs.empty() ? "." : logs,
                                  .gantt = !trace_path.empty(),
                                  .secret = folder.own_secret(),
-                                 .journal = folder.path() + "/journal.sqlite"},
+                                 .journal = folder.path() + "/journal.sqlite",
+                                 .what_if = what_if},
                                 *policy, classes);
     folder.publish(daemon.address());
     if (daemon.resumed())
@@ -174,9 +178,10 @@ int main(int argc, char** argv) {
         "{\"scheduler\": \"%s\", \"hosts\": %zu, \"jobs\": %zu, \"failed\": %zu, \"cancelled\": %zu, \"makespan_s\": "
         "%.6g, "
         "\"mean_wait_s\": %.6g, \"mean_turnaround_s\": %.6g, \"mean_execution_s\": %.6g, \"utilization\": %.4f, "
-        "\"resizes\": %zu%s}\n",
+        "\"resizes\": %zu, \"refused_growths\": %zu%s}\n",
         r.scheduler.c_str(), r.nodes, r.jobs.size(), o.failed, o.cancelled, r.makespan_s, r.mean_wait_s,
-        r.mean_completion_s, r.mean_execution_s, r.utilization, r.resizes, prediction.c_str());
+        r.mean_completion_s, r.mean_execution_s, r.utilization, r.resizes, daemon.refused_growths(),
+        prediction.c_str());
     return o.failed ? 1 : 0;
   });
 }

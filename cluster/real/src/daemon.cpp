@@ -118,7 +118,13 @@ std::string joined(const std::vector<std::string>& words, char separator) {
 
 Daemon::Daemon(DaemonOptions options, Scheduler& scheduler, std::vector<JobClass> classes)
     : options_(std::move(options)),
-      dispatcher_(options_.slots.size(), scheduler, {.gantt = options_.gantt}),
+      forecasts_(options_.what_if.empty() ? nullptr : std::make_unique<Forecasts>(options_.what_if)),
+      guided_(forecasts_
+                  ? std::make_unique<WhatIf>(
+                        scheduler, [this](const Job& job, std::size_t nodes) { return forecasts_->at(job, nodes); })
+                  : nullptr),
+      dispatcher_(options_.slots.size(), guided_ ? static_cast<Scheduler&>(*guided_) : scheduler,
+                  {.gantt = options_.gantt}),
       classes_(std::move(classes)) {
   if (options_.slots.empty()) throw std::invalid_argument("the pool has no host");
   if (classes_.empty()) classes_.push_back({"normal", 0});
@@ -285,6 +291,8 @@ void Daemon::launch(Entry& e, Running& r) {
                            {"DPS_SECRET", e.secret.hex()}},
                    .output = e.output,
                    .error = e.error};
+  if (forecasts_ && e.job.resizable)  // its predictions, ready by the time it asks to grow
+    forecasts_->prepare(e.job, e.job.size, e.job.max_size ? e.job.max_size : options_.slots.size());
   try {
     e.process = std::make_unique<JobProcess>(launch);
     save(e);

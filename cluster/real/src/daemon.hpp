@@ -5,11 +5,13 @@
 // list and cancel jobs over the same socket (client_protocol.hpp). One thread, one poll loop.
 #pragma once
 
+#include "forecasts.hpp"
 #include "job_process.hpp"
 #include "journal.hpp"
 
 #include <dps/cluster/dispatcher.hpp>
 #include <dps/cluster/scheduler.hpp>
+#include <dps/cluster/what_if.hpp>
 #include <dps/cluster/workload.hpp>
 #include <dps/net/auth.hpp>
 
@@ -30,6 +32,7 @@ struct DaemonOptions {
   bool gantt = false;                  // keep the Gantt chart, for write_trace
   net::Secret secret = net::Secret::generate();  // the cluster's: what its clients prove they hold
   std::string journal;  // its SQLite journal (empty: none): a daemon started on one goes on from it
+  std::string what_if;  // a cluster model: a growth only where the job's -sim program on it says it pays
 };
 
 class Daemon {
@@ -58,6 +61,7 @@ class Daemon {
     std::vector<std::string> reasons;  // "job 3: exited with status 2: stencil: --n expects ..."
   };
   Outcome outcome() const;
+  std::size_t refused_growths() const noexcept { return guided_ ? guided_->refused() : 0; }
   void forget();  // empties its journal: the workload it held is over
   const Gantt& gantt() const noexcept { return dispatcher_.gantt(); }
 
@@ -88,6 +92,8 @@ class Daemon {
   std::string last_line(const std::string& path) const;
 
   DaemonOptions options_;
+  std::unique_ptr<Forecasts> forecasts_;  // with --what-if
+  std::unique_ptr<WhatIf> guided_;        // ... the scheduler, asking them before a growth
   Dispatcher dispatcher_;
   std::vector<JobClass> classes_;
   std::unique_ptr<Journal> journal_;
