@@ -60,6 +60,20 @@ unsigned parse_count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
+void feed(int fd, const std::string& input) {
+  // A few dozen bytes: the pipe takes them at once. A reader that died meanwhile makes the write fail
+  // with EPIPE, its SIGPIPE kept from this process.
+  sigset_t pipe_signal, old;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
+  if (::write(fd, input.data(), input.size()) < 0 && errno == EPIPE) {
+    const timespec now{};
+    ::sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 std::string shell_word(const std::string& word) {
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -168,17 +182,7 @@ void Launcher::spawn(unsigned node, const std::vector<std::string>& argv, const 
   children_.emplace_back(node, pid);
   if (pipe_ends[0] >= 0) {
     ::close(pipe_ends[0]);
-    // A few dozen bytes: the pipe takes them at once. A child that died meanwhile makes the write
-    // fail with EPIPE (its SIGPIPE kept from the application); its end is reported by ended().
-    sigset_t pipe_signal, old;
-    sigemptyset(&pipe_signal);
-    sigaddset(&pipe_signal, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
-    if (::write(pipe_ends[1], input.data(), input.size()) < 0 && errno == EPIPE) {
-      const timespec now{};
-      ::sigtimedwait(&pipe_signal, nullptr, &now);
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    feed(pipe_ends[1], input);  // a child that died meanwhile: its end is reported by ended()
     ::close(pipe_ends[1]);
   }
 }

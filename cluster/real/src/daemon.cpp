@@ -1,4 +1,5 @@
 #include "daemon.hpp"
+#include "daemon_parts.hpp"
 
 #include "program_path.hpp"
 
@@ -24,30 +25,6 @@
 #include <stdexcept>
 
 namespace dps::cluster {
-
-constexpr const char* kStates[] = {"pending", "queued", "running", "done", "failed", "cancelled"};  // Entry::State's
-
-struct Daemon::Entry {
-  Job job;
-  enum class State { Pending, Queued, Running, Done, Failed, Cancelled } state = State::Pending;
-  std::size_t arrival = 0;
-  net::Secret secret = net::Secret::generate();  // the job's own: its node processes' DPS_SECRET
-  std::unique_ptr<JobProcess> process;
-  Connection* link = nullptr;
-  bool said_end = false;
-  std::string output, error, reason;  // its files; why it failed (or is being killed)
-};
-
-struct Daemon::Connection {
-  int fd = -1;
-  std::string in;
-  net::Nonce nonce = net::fresh_nonce();
-  bool greeted = false;
-  bool client = false;
-  Entry* job = nullptr;
-  bool closed = false;
-  void write(const std::string& line) const { ::send(fd, line.data(), line.size(), MSG_NOSIGNAL); }
-};
 
 namespace {
 
@@ -84,34 +61,6 @@ int listen_at(const std::string& address, std::string& taken) {
   };
   taken = host + ":" + std::to_string(port_of());
   return fd;
-}
-
-double wall_clock() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// A job as a workload's JSON entry, and back (the daemon's classes, `nodes` in its pool): what the
-// journal keeps and what a client submits.
-nlohmann::json workload_entry(const Job& job, const std::vector<JobClass>& classes) {
-  nlohmann::json j{{"kind", "application"},    {"submit", job.submit},       {"size", job.size},
-                   {"walltime", job.walltime}, {"resizable", job.resizable}, {"class", classes.at(job.klass).name},
-                   {"command", job.command}};
-  if (job.max_size) j["max_size"] = job.max_size;
-  return j;
-}
-std::optional<Job> job_of(const nlohmann::json& entry, const std::vector<JobClass>& classes, std::size_t nodes,
-                          const std::string& where) {
-  nlohmann::json workload{{"jobs", nlohmann::json::array({entry})}, {"classes", nlohmann::json::array()}};
-  for (const JobClass& k : classes) workload["classes"].push_back({{"name", k.name}, {"priority", k.priority}});
-  Workload w = from_json(workload.dump(), where, {.nodes = nodes});
-  if (w.jobs.empty()) return std::nullopt;  // wider than the pool: left out
-  return std::move(w.jobs.front());
-}
-
-std::string joined(const std::vector<std::string>& words, char separator) {
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : std::string(1, separator)) + w;
-  return out;
 }
 
 }  // namespace
@@ -157,88 +106,6 @@ Daemon::~Daemon() {
 }
 
 double Daemon::now() const { return wall_clock() - epoch_; }
-
-void Daemon::save(const Entry& e) {
-  if (!journal_) return;
-  Journal::Row row{.id = e.job.id,
-                   .job = workload_entry(e.job, classes_).dump(),
-                   .output = e.output,
-                   .error = e.error,
-                   .state = kStates[static_cast<int>(e.state)],
-                   .secret = e.secret.hex(),
-                   .reason = e.reason,
-                   .pid = 0,
-                   .said_end = e.said_end,
-                   .start = -1,
-                   .end = -1,
-                   .nodes = {},
-                   .sizes = {}};
-  if (e.state != Entry::State::Pending && e.arrival != SIZE_MAX) {
-    const Running& r = dispatcher_.running(e.arrival);
-    const JobRecord& record = dispatcher_.record(r);
-    row.start = record.start;
-    row.end = record.end;
-    row.sizes = record.sizes;
-    if (e.state == Entry::State::Running) {
-      row.nodes = r.nodes;
-      row.pid = e.process ? e.process->pid() : 0;
-    }
-  }
-  journal_->save(row);
-}
-
-// A job of the journal: done, it counts in the figures; waiting, it waits again; running, it is taken
-// back if node 0 still runs (it reconnects at its next resize point), else it failed meanwhile.
-void Daemon::resume(const Journal::Row& row) {
-  auto parsed = job_of(nlohmann::json::parse(row.job), classes_, options_.slots.size(), options_.journal);
-  if (!parsed)
-    throw std::runtime_error(options_.journal + ": job " + std::to_string(row.id) + " is wider than the pool");
-  Job job = std::move(*parsed);
-  job.id = row.id;
-  next_id_ = std::max(next_id_, job.id + 1);
-  Entry& e = entries_.emplace_back();
-  e.output = row.output;
-  e.error = row.error;
-  e.reason = row.reason;
-  e.secret = net::Secret::from_hex(row.secret);
-  e.said_end = row.said_end;
-  ++resumed_;
-  const auto recall = [&](Entry::State state, double end, bool killed) {
-    e.state = state;
-    e.arrival = by_arrival_.size();
-    by_arrival_.push_back(&e);
-    dispatcher_.recall(e.job, JobRecord{.start = row.start, .end = end, .killed = killed, .sizes = row.sizes});
-    ++done_;
-  };
-  if (row.state == "running") {
-    job.size = row.nodes.size();  // where it is now: its scheduler profiles it from there
-    e.job = std::move(job);
-    auto process = std::make_unique<JobProcess>(static_cast<pid_t>(row.pid));
-    if (row.pid > 0 && !process->exited()) {
-      e.state = Entry::State::Running;
-      e.process = std::move(process);
-      e.arrival = by_arrival_.size();
-      by_arrival_.push_back(&e);
-      dispatcher_.advance(now());
-      Running& r = dispatcher_.resume(e.job, row.nodes, row.start);
-      dispatcher_.record(r).sizes = row.sizes;
-    } else if (row.said_end) {  // it ended as the daemon went
-      recall(Entry::State::Done, now(), false);
-    } else {
-      e.reason = "its processes ended while the daemon was away";
-      recall(Entry::State::Failed, now(), true);
-    }
-  } else if (row.state == "done" || row.state == "failed" || row.state == "cancelled") {
-    e.job = std::move(job);
-    recall(row.state == "done"     ? Entry::State::Done
-           : row.state == "failed" ? Entry::State::Failed
-                                   : Entry::State::Cancelled,
-           row.end, row.state != "done");
-  } else {
-    e.job = std::move(job);  // pending or queued: it arrives again
-  }
-  save(e);
-}
 
 void Daemon::check(const Job& job, std::size_t pool) {
   const std::string what = "job " + std::to_string(job.id);
@@ -520,93 +387,6 @@ void Daemon::run_until_done() {
 
 void Daemon::serve_until(const volatile std::sig_atomic_t& stop) {
   while (!stop) step(false);
-}
-
-// A client's request, a line; the answer, lines ending with "ok" or one "error REASON".
-void Daemon::client_request(Connection& c, const std::string& text) {
-  const auto space = std::min(text.find(' '), text.size());
-  const std::string verb = text.substr(0, space), rest = space < text.size() ? text.substr(space + 1) : "";
-  try {
-    if (verb == "submit") {
-      c.write("ok " + std::to_string(submit_line(rest)) + "\n");
-    } else if (verb == "queue") {
-      for (const Entry& e : entries_) {
-        const bool arrived =
-            e.state != Entry::State::Pending && !(e.state == Entry::State::Cancelled && e.arrival == SIZE_MAX);
-        const JobRecord* r = arrived ? &dispatcher_.record(dispatcher_.running(e.arrival)) : nullptr;
-        const double started = r && r->start >= 0 ? r->start : now(), ended = r && r->end >= 0 ? r->end : now();
-        char figures[160];
-        std::snprintf(figures, sizeof figures, "job %llu %s %zu %.3f %.3f", static_cast<unsigned long long>(e.job.id),
-                      kStates[static_cast<int>(e.state)],
-                      r && e.state == Entry::State::Running ? dispatcher_.running(e.arrival).size() : e.job.size,
-                      r ? started - e.job.submit : 0.0, r && r->start >= 0 ? ended - r->start : 0.0);
-        c.write(std::string(figures) + " " + joined(e.job.command, ' ') + "\n");
-      }
-      c.write("ok\n");
-    } else if (verb == "cancel") {
-      std::uint64_t id = 0;
-      Entry* e =
-          std::sscanf(rest.c_str(), "%llu", reinterpret_cast<unsigned long long*>(&id)) == 1 ? entry_of(id) : nullptr;
-      if (!e) throw std::invalid_argument("no job " + rest);
-      if (e->state == Entry::State::Done || e->state == Entry::State::Failed || e->state == Entry::State::Cancelled)
-        throw std::invalid_argument("job " + rest + " is over");
-      cancel(*e);
-      c.write("ok\n");
-    } else {
-      throw std::invalid_argument("no request '" + verb + "' (submit, queue, cancel)");
-    }
-  } catch (const std::exception& error) {
-    c.write(std::string("error ") + error.what() + "\n");
-  }
-}
-
-std::uint64_t Daemon::submit_line(const std::string& text) {
-  nlohmann::json request;
-  try {
-    request = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
-    throw std::invalid_argument("a submission is JSON: {\"job\": {...}, \"output\": FILE, \"error\": FILE}");
-  }
-  if (!request.is_object() || !request.contains("job")) throw std::invalid_argument("a submission holds a \"job\"");
-  auto parsed = job_of(request["job"], classes_, options_.slots.size(), "the submission");
-  if (!parsed)
-    throw std::invalid_argument("the job asks " + request["job"].value("size", nlohmann::json(0)).dump() +
-                                " nodes, the pool has " + std::to_string(options_.slots.size()));
-  Job job = std::move(*parsed);
-  job.submit = now();
-  job.id = 0;
-  submit(std::move(job));
-  Entry& e = entries_.back();
-  for (auto [key, file] : {std::pair{"output", &e.output}, std::pair{"error", &e.error}})
-    if (request.contains(key) && request[key].is_string()) *file = request[key].get<std::string>();
-  save(e);
-  return e.job.id;
-}
-
-void Daemon::cancel(Entry& e) {
-  e.reason = "cancelled";
-  switch (e.state) {
-    case Entry::State::Pending:
-      e.state = Entry::State::Cancelled;
-      e.arrival = SIZE_MAX;
-      ++done_;
-      save(e);
-      break;
-    case Entry::State::Queued:
-      e.state = Entry::State::Cancelled;
-      dispatcher_.withdraw(e.job);
-      ++done_;
-      save(e);
-      break;
-    case Entry::State::Running:
-      if (e.process) e.process->kill();  // its end comes as its process's: its hosts are freed then
-      break;
-    default: break;
-  }
-}
-
-void Daemon::forget() {
-  if (journal_) journal_->clear();
 }
 
 Daemon::Outcome Daemon::outcome() const {

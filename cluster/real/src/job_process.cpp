@@ -39,18 +39,7 @@ JobProcess::JobProcess(const JobLaunch& launch) {
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(input[0]);
-  if (error == 0 && !command.input.empty()) {
-    // A few dozen bytes: the pipe takes them at once; a shell that died meanwhile shows as its exit.
-    sigset_t pipe_signal, old;
-    sigemptyset(&pipe_signal);
-    sigaddset(&pipe_signal, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
-    if (::write(input[1], command.input.data(), command.input.size()) < 0 && errno == EPIPE) {
-      const timespec now{};
-      ::sigtimedwait(&pipe_signal, nullptr, &now);
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  }
+  if (error == 0 && !command.input.empty()) net::feed(input[1], command.input);  // a shell that died shows as its exit
   ::close(input[1]);
   if (error != 0) throw std::runtime_error("cannot start '" + words.front() + "': " + std::strerror(error));
   pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));

@@ -101,6 +101,10 @@ struct ExternalRank {
 };
 std::optional<ExternalRank> external_rank();  // throws std::runtime_error on malformed values
 
+// Writes a child's few bytes of standard input (the secret) to the pipe `fd`; a child that died meanwhile
+// costs this process no SIGPIPE.
+void feed(int fd, const std::string& input);
+
 // `word` quoted so that a POSIX shell reads it back as itself.
 std::string shell_word(const std::string& word);
 
