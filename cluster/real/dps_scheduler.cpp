@@ -58,7 +58,8 @@ std::vector<dps::cluster::JobClass> parse_classes(const std::string& text) {
 // The workload's prediction: its jobs' -sim programs (each application builds PROGRAM and
 // PROGRAM-sim) under a scheduler of the same name, on `model`; their output in logs/predicted.
 dps::cluster::Results predict(dps::cluster::Workload workload, const std::string& scheduler, double threshold,
-                              const std::string& model, const std::string& logs, const std::string& trace) {
+                              const std::string& model, const std::string& logs, const std::string& trace,
+                              const std::string& jobs) {
   for (dps::cluster::Job& job : workload.jobs) job.command.front() += "-sim";
   const auto policy = dps::cluster::scheduler_from_options(scheduler, threshold);
   dps::cluster::Simulation simulation(
@@ -66,13 +67,15 @@ dps::cluster::Results predict(dps::cluster::Workload workload, const std::string
   dps::cluster::Results results = simulation.run();
   if (!trace.empty())
     dps::cluster::write_trace(simulation.gantt(), results, trace, {.program = "dps-scheduler --predict"});
+  if (!jobs.empty()) results.write_jobs_csv(jobs);
   return results;
 }
 
-// FILE.dpstrace -> FILE-predicted.dpstrace
-std::string predicted_trace(const std::string& trace) {
-  const std::string stem = trace.ends_with(".dpstrace") ? trace.substr(0, trace.size() - 9) : trace;
-  return stem + "-predicted.dpstrace";
+// FILE.dpstrace -> FILE-predicted.dpstrace; FILE.csv -> FILE-predicted.csv; nothing for no file.
+std::string predicted(const std::string& path, const std::string& extension) {
+  if (path.empty()) return path;
+  const std::string stem = path.ends_with(extension) ? path.substr(0, path.size() - extension.size()) : path;
+  return stem + "-predicted" + extension;
 }
 
 }  // namespace
@@ -80,7 +83,7 @@ std::string predicted_trace(const std::string& trace) {
 int main(int argc, char** argv) {
   return dps::run_main("dps-scheduler", [&] {
     std::string hostfile, scheduler = "easy", workload_path, listen = "127.0.0.1:0", logs, trace_path, state,
-                          class_list, model, what_if;
+                          class_list, model, what_if, jobs_path;
     double threshold = 0;
     dps::Cli cli("dps-scheduler",
                  "Schedules real DPS programs on a pool of hosts: starts them, resizes them, frees their hosts.");
@@ -106,7 +109,10 @@ int main(int argc, char** argv) {
         .option("--classes", class_list,
                 "NAME=PRIORITY[,...]  the user classes submissions name (default: one, normal=0)")
         .option("--logs", logs, "jobs' output, job-ID.out and job-ID.err, when they name none (default: here)")
-        .option("--trace", trace_path, "write the cluster's Gantt chart, utilization and queue length (dps-viewer)");
+        .option("--trace", trace_path, "write the cluster's Gantt chart, utilization and queue length (dps-viewer)")
+        .option("--jobs", jobs_path,
+                "write each job's submit, start, end and sizes over time to this CSV file (dps-cluster's); "
+                "the prediction's in FILE-predicted.csv");
     if (!cli.parse(argc, argv)) return 0;
     const std::vector<std::string> slots =
         !hostfile.empty()
@@ -162,11 +168,12 @@ int main(int argc, char** argv) {
     if (!trace_path.empty())
       dps::cluster::write_trace(daemon.gantt(), o.results, trace_path,
                                 {.program = "dps-scheduler", .simulated = false});
+    if (!jobs_path.empty()) o.results.write_jobs_csv(jobs_path);
     const auto& r = o.results;
     std::string prediction;
     if (!model.empty()) {
-      const auto p =
-          predict(*workload, scheduler, threshold, model, logs, trace_path.empty() ? "" : predicted_trace(trace_path));
+      const auto p = predict(*workload, scheduler, threshold, model, logs, predicted(trace_path, ".dpstrace"),
+                             predicted(jobs_path, ".csv"));
       char figures[200];
       std::snprintf(
           figures, sizeof figures,

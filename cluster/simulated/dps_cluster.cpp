@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -86,11 +85,7 @@ int main(int argc, char** argv) {
     const dps::cluster::Results results = simulation.run();
     if (terminal) std::fprintf(stderr, "\r\033[K");
     if (!trace_path.empty()) dps::cluster::write_trace(simulation.gantt(), results, trace_path);
-    if (!jobs_path.empty()) {
-      std::ofstream out(jobs_path);
-      out << results.jobs_csv();
-      if (!out.flush()) throw std::runtime_error("cannot write " + jobs_path);
-    }
+    if (!jobs_path.empty()) results.write_jobs_csv(jobs_path);
     std::printf("%s\n", results.json().c_str());
     return 0;
   });

@@ -1,7 +1,9 @@
 #include "dps/cluster/results.hpp"
 
 #include <cstdio>
+#include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace dps::cluster {
 
@@ -72,6 +74,12 @@ std::string Results::jobs_csv() const {
     out << "\n";
   }
   return out.str();
+}
+
+void Results::write_jobs_csv(const std::string& path) const {
+  std::ofstream out(path);
+  out << jobs_csv();
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
 }  // namespace dps::cluster

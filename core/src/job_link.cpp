@@ -1,6 +1,7 @@
 #include "dps/kernel/job_link.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@ std::size_t JobLink::decide(const ResizePoint& point) {
   if (point.size != nodes)
     throw std::logic_error("a job of the cluster runs one thread per node: it reports " + std::to_string(point.size) +
                            " threads on " + std::to_string(nodes) + " nodes");
+  const auto asked = std::chrono::steady_clock::now();
   const auto line = exchange({.kind = job_protocol::Message::Kind::Point,
                               .iteration = point.iteration,
                               .nodes = nodes,
@@ -20,6 +22,8 @@ std::size_t JobLink::decide(const ResizePoint& point) {
                               .time = backend_.now(),
                               .hosts = backend_.held_hosts()},
                              true);
+  if (!backend_.simulation())
+    answer_s_.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count());
   const auto answer = line ? job_protocol::decode(*line) : std::nullopt;
   if (!answer || answer->kind != job_protocol::Message::Kind::Size || answer->nodes == 0)
     throw std::runtime_error("the scheduler did not answer the resize point");
@@ -44,6 +48,12 @@ void JobLink::released(std::string host) {
 void JobLink::ended() {
   try {
     exchange({.kind = job_protocol::Message::Kind::End, .time = backend_.now()}, false);
+    if (!answer_s_.empty()) {
+      std::vector<double> sorted = answer_s_;
+      std::sort(sorted.begin(), sorted.end());
+      std::fprintf(stderr, "dps: the scheduler answered %zu resize points in %.3f ms (median), %.3f ms at most\n",
+                   sorted.size(), 1e3 * sorted[sorted.size() / 2], 1e3 * sorted.back());
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "job: %s\n", e.what());
   }

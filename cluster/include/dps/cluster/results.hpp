@@ -65,6 +65,7 @@ struct Results {
   // id,kind,class,submit,size,start,end,wait,execution,killed,[on a mesh: average_distance,nodes_affected,
   // links_affected,max_contention,hotspot,][with I/O nodes: balance,]sizes
   std::string jobs_csv() const;
+  void write_jobs_csv(const std::string& path) const;  // throws when it cannot
 };
 
 }  // namespace dps::cluster

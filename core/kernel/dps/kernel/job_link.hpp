@@ -3,7 +3,8 @@
 // resize points in nodes and grants the nodes it may hold (on a real cluster, the hosts of a growth,
 // which the backend starts the next nodes on); the job tells it when it gives nodes back and when it
 // ends. On a real cluster each resize point names the hosts the job holds, so that a scheduler that
-// restarted (the link opened again by the backend) and missed a message knows where it stands.
+// restarted (the link opened again by the backend) and missed a message knows where it stands. At
+// its end a real job says how long its points waited for their answers (its standard error).
 //
 //   dps::JobLink link(fd, 4, backend);
 //   std::size_t size = link.decide(point);   // blocks until the scheduler answers
@@ -17,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dps {
 
@@ -30,6 +32,8 @@ class JobLink final : public ResizePolicy {
   std::size_t granted() const noexcept { return granted_; }
   void released(std::string host);  // a node given back, now (its host on a real cluster, else empty)
   void ended();     // the job is done, now; errors are reported, not thrown (called from a destructor)
+  // On a real cluster, how long each resize point waited for the scheduler's answer (seconds).
+  const std::vector<double>& answer_seconds() const noexcept { return answer_s_; }
 
  private:
   // Sends `m`, and reads the answer when one follows; once more on a new link if the scheduler went away.
@@ -37,6 +41,7 @@ class JobLink final : public ResizePolicy {
   std::unique_ptr<job_protocol::LineSocket> socket_;
   std::size_t granted_;  // nodes the job may hold
   Backend& backend_;
+  std::vector<double> answer_s_;
 };
 
 }  // namespace dps
