@@ -62,19 +62,22 @@ struct Pool {
 
   // dps-scheduler --workload: its status, last line, standard error and trace; its state in
   // state-SCHEDULER, its jobs' output in logs-SCHEDULER.
+  // Its files' names: the scheduler's, or its library's (libmine).
+  static std::string tag(const std::string& scheduler) { return std::filesystem::path(scheduler).stem().string(); }
   std::string batch(const std::string& scheduler, const std::string& workload) const {
-    const auto w = s.write("workload-" + scheduler + ".json", workload);
+    const std::string t = tag(scheduler);
+    const auto w = s.write("workload-" + t + ".json", workload);
     return "cd " + s.dir.string() + " && DPS_RSH=" + rsh.string() + " exec " + DPS_SCHEDULER + " --hostfile " +
-           hosts.string() + " --scheduler " + scheduler + " --workload " + w.string() + " --state state-" + scheduler +
-           " --logs logs-" + scheduler + " --trace " + scheduler + ".dpstrace > out-" + scheduler + " 2> err-" +
-           scheduler;
+           hosts.string() + " --scheduler " + scheduler + " --workload " + w.string() + " --state state-" + t +
+           " --logs logs-" + t + " --trace " + t + ".dpstrace > out-" + t + " 2> err-" + t;
   }
   Outcome run(const std::string& scheduler, const std::string& workload) const {
     Outcome r;
+    const std::string t = tag(scheduler);
     r.status = WEXITSTATUS(std::system(batch(scheduler, workload).c_str()));
-    r.last_line = test::last_line(s.read("out-" + scheduler));
-    r.errors = s.read("err-" + scheduler);
-    if (const auto trace = s.dir / (scheduler + ".dpstrace"); std::filesystem::exists(trace))
+    r.last_line = test::last_line(s.read("out-" + t));
+    r.errors = s.read("err-" + t);
+    if (const auto trace = s.dir / (t + ".dpstrace"); std::filesystem::exists(trace))
       r.trace = trace::read(trace.string());
     return r;
   }
@@ -189,6 +192,32 @@ TEST(SchedulerDaemon, WhatIfGrowsAJobOnlyWhereItsPredictionPays) {
   if (test::kMeasures) {  // its forecasts come in time when the build is not a sanitizer's
     EXPECT_EQ(big.find("\"resizes\": 0,"), std::string::npos) << big;
   }
+}
+
+// A user's scheduler, a library built apart (tests/scheduler_plugin/smallest_first.cpp), runs real jobs
+// as the built-in ones do: of the two jobs queued behind the first, the smaller starts first.
+TEST(SchedulerDaemon, AUsersSchedulerLibraryRunsRealJobs) {
+  Pool pool;
+  const Outcome r = pool.run(DPS_SMALLEST_FIRST, R"({"jobs": [
+    {"kind": "application", "submit": 0, "size": 4, "walltime": 60, "resizable": false,
+     "command": ["stencil", "--n", "2048", "--iterations", "400"]},
+    {"kind": "application", "submit": 0.1, "size": 4, "walltime": 60, "resizable": false,
+     "command": ["tsp", ")" DPS_TSPLIB_DIR R"(/gr17.tsp"]},
+    {"kind": "application", "submit": 0.2, "size": 1, "max_size": 3, "walltime": 120,
+     "command": ["stencil", "--n", "1024", "--iterations", "600", "--resize-every", "50", "--verify"]}]})");
+  ASSERT_EQ(r.status, 0) << r.errors;
+  EXPECT_NE(r.last_line.find("\"scheduler\": \"smallest-first\", \"hosts\": 4, \"jobs\": 3, \"failed\": 0"),
+            std::string::npos)
+      << r.last_line;
+  EXPECT_NE(pool.output("libsmallest_first", 3).find("\"verified\": true"), std::string::npos);
+  // The stencil (1 node) started before the 3-node TSP that came before it: its bar's start, per node.
+  double stencil = 1e9, tsp = 1e9;
+  for (const trace::Step& step : r.trace.steps) {
+    const std::string& name = r.trace.names[step.operation];
+    if (name == "job 3") stencil = std::min(stencil, step.start);
+    if (name == "job 2") tsp = std::min(tsp, step.start);
+  }
+  EXPECT_LT(stencil, tsp);
 }
 
 TEST(SchedulerDaemon, AJobThatFailsFreesItsHostsForTheNext) {

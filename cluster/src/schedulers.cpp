@@ -2,6 +2,7 @@
 
 #include "dps/cluster/backfilling.hpp"
 #include "dps/cluster/reshape.hpp"
+#include "dps/cluster/scheduler_plugin.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -24,12 +25,13 @@ std::string scheduler_list() {
 }
 
 std::unique_ptr<Scheduler> scheduler_named(const std::string& name, const ReshapeOptions& tuning) {
+  if (name.find('/') != std::string::npos) return load_scheduler(name);
   if (name == "fcfs") return std::make_unique<Fcfs>();
   if (name == "easy") return std::make_unique<EasyBackfilling>();
   if (name == "conservative") return std::make_unique<ConservativeBackfilling>();
   for (const std::string& s : ReshapeScheduler::scenarios())
     if (name == s) return ReshapeScheduler::scenario(name, tuning);
-  throw std::invalid_argument("no scheduler '" + name + "' (" + scheduler_list() + ")");
+  throw std::invalid_argument("no scheduler '" + name + "' (" + scheduler_list() + ", or a library's path)");
 }
 
 std::unique_ptr<Scheduler> scheduler_from_options(const std::string& name, double threshold) {
@@ -44,10 +46,12 @@ std::unique_ptr<Scheduler> scheduler_from_options(const std::string& name, doubl
     }
     tuning.threshold = threshold;
   }
+  if (name.find('/') != std::string::npos) return load_scheduler(name);  // its errors name the path
   try {
     return scheduler_named(name, tuning);
   } catch (const std::invalid_argument&) {
-    throw std::invalid_argument("--scheduler expects one of " + scheduler_list() + ", got '" + name + "'");
+    throw std::invalid_argument("--scheduler expects one of " + scheduler_list() +
+                                ", or a scheduler library's path (./libmine.so), got '" + name + "'");
   }
 }
 

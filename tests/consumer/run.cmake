@@ -1,7 +1,8 @@
 # Installs the built project into a scratch prefix, checks that only the public API was installed
 # (no kernel or detail/ header, no TBB or Asio include), then configures, builds and runs an outside
 # project that uses find_package(dps): one program real and simulated, one on the simulator's and
-# the cluster library's public faces; and compiles every installed header alone.
+# the cluster library's public faces, a scheduler library the installed dps-cluster loads; and
+# compiles every installed header alone.
 cmake_minimum_required(VERSION 3.25)  # IN_LIST
 file(REMOVE_RECURSE ${WORK})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/prefix RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -52,4 +53,10 @@ endfunction()
 run(consumer "consumer: 4950 on 2 nodes, real" --nodes 2)
 run(consumer-sim "consumer: 4950 on 2 nodes, simulated" --nodes 2 --pdexec)
 run(simulate "simulate: 0\\.5[0-9]* s and 0\\.5[0-9]* s on 4 of 8 nodes\nschedule: 4 jobs")
+file(WRITE ${WORK}/two.json "{\"nodes\": 2, \"jobs\": [{\"kind\": \"rigid\", \"size\": 2, \"runtime\": 5}]}\n")
+execute_process(COMMAND ${WORK}/prefix/bin/dps-cluster --workload ${WORK}/two.json --scheduler ${WORK}/build/libsmallest_first.so
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(rc OR NOT out MATCHES "\"scheduler\": \"smallest-first\"")
+  message(FATAL_ERROR "the installed dps-cluster with a scheduler library: exit ${rc}, printed '${out}'; stderr: ${err}")
+endif()
 message("consumer: every program ran")

@@ -1,5 +1,6 @@
 // The built-in schedulers by name, as dps-cluster's --scheduler takes them: fcfs, easy, conservative,
-// and ReSHAPE's scenarios (pba-q, fair-q, fcfs-li-q, greedy-r, fair-r, pba-pr, fcfs-pr, max-b-pr).
+// and ReSHAPE's scenarios (pba-q, fair-q, fcfs-li-q, greedy-r, fair-r, pba-pr, fcfs-pr, max-b-pr); a
+// name with a '/' is a library's path, its scheduler loaded (scheduler_plugin.hpp).
 //
 //   std::unique_ptr<dps::cluster::Scheduler> s = dps::cluster::scheduler_named("pba-pr");
 #pragma once
