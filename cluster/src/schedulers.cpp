@@ -24,8 +24,10 @@ std::string scheduler_list() {
   return list;
 }
 
+bool names_a_library(const std::string& name) { return name.find('/') != std::string::npos; }
+
 std::unique_ptr<Scheduler> scheduler_named(const std::string& name, const ReshapeOptions& tuning) {
-  if (name.find('/') != std::string::npos) return load_scheduler(name);
+  if (names_a_library(name)) return load_scheduler(name);
   if (name == "fcfs") return std::make_unique<Fcfs>();
   if (name == "easy") return std::make_unique<EasyBackfilling>();
   if (name == "conservative") return std::make_unique<ConservativeBackfilling>();
@@ -46,7 +48,7 @@ std::unique_ptr<Scheduler> scheduler_from_options(const std::string& name, doubl
     }
     tuning.threshold = threshold;
   }
-  if (name.find('/') != std::string::npos) return load_scheduler(name);  // its errors name the path
+  if (names_a_library(name)) return load_scheduler(name);  // its errors name the path
   try {
     return scheduler_named(name, tuning);
   } catch (const std::invalid_argument&) {

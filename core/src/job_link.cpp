@@ -48,11 +48,10 @@ void JobLink::released(std::string host) {
 void JobLink::ended() {
   try {
     exchange({.kind = job_protocol::Message::Kind::End, .time = backend_.now()}, false);
-    if (!answer_s_.empty()) {
-      std::vector<double> sorted = answer_s_;
-      std::sort(sorted.begin(), sorted.end());
+    if (!answer_s_.empty()) {  // its last words: the waits are sorted in place
+      std::sort(answer_s_.begin(), answer_s_.end());
       std::fprintf(stderr, "dps: the scheduler answered %zu resize points in %.3f ms (median), %.3f ms at most\n",
-                   sorted.size(), 1e3 * sorted[sorted.size() / 2], 1e3 * sorted.back());
+                   answer_s_.size(), 1e3 * answer_s_[answer_s_.size() / 2], 1e3 * answer_s_.back());
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "job: %s\n", e.what());

@@ -15,6 +15,7 @@ namespace dps::cluster {
 
 const std::vector<std::string>& scheduler_names();
 std::string scheduler_list();  // the names, "fcfs, easy, ..."
+bool names_a_library(const std::string& name);  // a path (a '/' in it): a scheduler library's
 // `tuning` sets the ReSHAPE scenarios' threshold, window and priority weights. Throws
 // std::invalid_argument "no scheduler 'NAME' (fcfs, easy, ...)".
 std::unique_ptr<Scheduler> scheduler_named(const std::string& name, const ReshapeOptions& tuning = {});

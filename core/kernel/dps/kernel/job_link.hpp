@@ -31,9 +31,7 @@ class JobLink final : public ResizePolicy {
   std::size_t decide(const ResizePoint& point) override;  // the scheduler's answer
   std::size_t granted() const noexcept { return granted_; }
   void released(std::string host);  // a node given back, now (its host on a real cluster, else empty)
-  void ended();     // the job is done, now; errors are reported, not thrown (called from a destructor)
-  // On a real cluster, how long each resize point waited for the scheduler's answer (seconds).
-  const std::vector<double>& answer_seconds() const noexcept { return answer_s_; }
+  void ended();                     // the job is done, now; errors are reported, not thrown (called from a destructor)
 
  private:
   // Sends `m`, and reads the answer when one follows; once more on a new link if the scheduler went away.
@@ -41,7 +39,7 @@ class JobLink final : public ResizePolicy {
   std::unique_ptr<job_protocol::LineSocket> socket_;
   std::size_t granted_;  // nodes the job may hold
   Backend& backend_;
-  std::vector<double> answer_s_;
+  std::vector<double> answer_s_;  // on a real cluster, each resize point's wait for the answer
 };
 
 }  // namespace dps
